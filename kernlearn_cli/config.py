@@ -1,0 +1,185 @@
+"""YAML experiment configs: validation, ``--set`` overrides and grid expansion into cells.
+
+A config (the contract shape, see ``README.md``)::
+
+    name: digits_burg            # experiment name (results/<name>/...)
+    seed: 0                      # default seed of every cell
+    grid:                        # optional: dotted keys -> list of values or "range(...)"
+      constraints.count: [50, 100, 200]
+      seed: range(20)
+    dataset:     {name: pendigits}
+    kernel:      {name: linear}
+    constraints: {name: idealized_pairs, count: 100, epsilon: 0.25}
+    solver:      {name: burg, tol: 1.0e-3}
+    evaluate:    [{name: kernel_kmeans_nmi}, {name: knn_accuracy}]
+
+Grid expansion order is fixed: the Cartesian product of the grid's keys in the
+order they are written, the last key varying fastest (like nested for-loops).
+Cell ``k`` therefore means the same cell on every machine and array index.
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import itertools
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from .errors import ConfigError
+from .registry import REGISTRIES, did_you_mean
+
+COMPONENTS = {"dataset": "datasets", "kernel": "kernels", "constraints": "constraints", "solver": "solvers"}
+TOP_KEYS = {"name", "seed", "grid", "description", "evaluate", *COMPONENTS}
+REQUIRED = ("name", "dataset", "kernel", "constraints", "solver")
+_RANGE = re.compile(r"^\s*range\(\s*(-?\d+)\s*(?:,\s*(-?\d+)\s*)?(?:,\s*(-?\d+)\s*)?\)\s*$")
+
+
+@dataclass
+class Cell:
+    """One fully resolved run: a config without ``grid``, its index and stable id."""
+
+    index: int
+    config: dict
+    grid_values: dict = field(default_factory=dict)
+
+    @property
+    def seed(self) -> int:
+        return int(self.config.get("seed", 0))
+
+    @property
+    def digest(self) -> str:
+        """Hash of the resolved config: the same values give the same id in any process."""
+        text = json.dumps(self.config, sort_keys=True, separators=(",", ":"), default=str)
+        return hashlib.sha256(text.encode()).hexdigest()[:10]
+
+    @property
+    def id(self) -> str:
+        """Folder name of the cell: readable grid values plus the digest."""
+        parts = [f"{k.split('.')[-1]}-{_slug(v)}" for k, v in self.grid_values.items()]
+        return "_".join(parts + [self.digest]) if parts else f"cell_{self.digest}"
+
+
+def _slug(value: Any) -> str:
+    text = value.get("name", json.dumps(value, sort_keys=True)) if isinstance(value, dict) else str(value)
+    return re.sub(r"[^A-Za-z0-9.+-]+", "", text)[:24] or "x"
+
+
+def load(path: str | Path, overrides: list[str] = (), seed: int | None = None) -> dict:
+    """Read and validate a config file, apply ``--set key=value`` overrides and ``--seed``.
+
+    ``--seed N`` sets the top-level seed and drops a ``seed`` axis from the grid.
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise ConfigError(f"config file '{path}' not found.")
+    try:
+        cfg = yaml.safe_load(path.read_text())
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"{path}: not valid YAML ({exc}).") from None
+    if not isinstance(cfg, dict):
+        raise ConfigError(f"{path}: a config must be a YAML mapping with keys {', '.join(REQUIRED)}.")
+    for item in overrides:
+        key, sep, text = item.partition("=")
+        if not sep or not key.strip():
+            raise ConfigError(f"--set '{item}': expected KEY=VALUE with a dotted key, e.g. --set solver.tol=1e-6.")
+        set_dotted(cfg, key.strip(), yaml.safe_load(text) if text.strip() else "", f"--set {key}")
+    if seed is not None:
+        cfg["seed"] = seed
+        if isinstance(cfg.get("grid"), dict):
+            cfg["grid"].pop("seed", None)
+    validate(cfg, str(path))
+    return cfg
+
+
+def set_dotted(cfg: dict, key: str, value: Any, where: str) -> None:
+    """Set ``cfg[a][b][c] = value`` for ``key = "a.b.c"`` (integer parts index lists)."""
+    parts = key.split(".")
+    node = cfg
+    for depth, part in enumerate(parts[:-1]):
+        if isinstance(node, list) and part.isdigit() and int(part) < len(node):
+            node = node[int(part)]
+        elif isinstance(node, dict):
+            node = node.setdefault(part, {})
+        else:
+            raise ConfigError(f"{where}: '{'.'.join(parts[:depth + 1])}' is not a mapping, cannot set '{key}'.")
+    last = parts[-1]
+    if isinstance(node, list) and last.isdigit() and int(last) < len(node):
+        node[int(last)] = value
+    elif isinstance(node, dict):
+        node[last] = value
+    else:
+        raise ConfigError(f"{where}: cannot set '{key}'.")
+
+
+def validate(cfg: dict, where: str) -> None:
+    """Check the top-level shape; component parameters are checked per cell by the registries."""
+    for key in cfg:
+        if key not in TOP_KEYS:
+            raise ConfigError(f"{where}: unknown top-level key '{key}'.{did_you_mean(key, TOP_KEYS)} "
+                              f"Valid keys: {', '.join(sorted(TOP_KEYS))}.")
+    for key in REQUIRED:
+        if key not in cfg:
+            raise ConfigError(f"{where}: missing required key '{key}'.")
+    if not isinstance(cfg["name"], str) or not re.fullmatch(r"[A-Za-z0-9_.+-]+", cfg["name"]):
+        raise ConfigError(f"{where}: 'name' must be a string of letters, digits, '_', '-', '.', got {cfg['name']!r}.")
+    if "seed" in cfg and (not isinstance(cfg["seed"], int) or isinstance(cfg["seed"], bool) or cfg["seed"] < 0):
+        raise ConfigError(f"{where}: 'seed' must be a non-negative integer, got {cfg['seed']!r}.")
+    if not isinstance(cfg.get("evaluate", []), list):
+        raise ConfigError(f"{where}: 'evaluate' must be a list of mappings with a 'name' key.")
+    grid = cfg.get("grid", {}) or {}
+    if not isinstance(grid, dict):
+        raise ConfigError(f"{where}: 'grid' must map dotted keys to lists of values.")
+    for key, values in grid.items():
+        grid_values(key, values, where)
+    for k, cell in enumerate(expand(cfg)):
+        bind_cell(cell, f"{where} (cell {k})" if grid else where)
+
+
+def grid_values(key: str, values: Any, where: str) -> list:
+    if isinstance(values, str):
+        m = _RANGE.match(values)
+        if not m:
+            raise ConfigError(f"{where}: grid.{key}: expected a list or 'range(...)', got {values!r}.")
+        return list(range(*(int(g) for g in m.groups() if g is not None)))
+    if not isinstance(values, list) or not values:
+        raise ConfigError(f"{where}: grid.{key}: expected a non-empty list of values or 'range(...)', got {values!r}.")
+    if key.split(".")[0] not in TOP_KEYS - {"grid"}:
+        raise ConfigError(f"{where}: grid key '{key}' does not start with a config key "
+                          f"({', '.join(sorted(TOP_KEYS - {'grid'}))}).")
+    return values
+
+
+def expand(cfg: dict) -> list[Cell]:
+    """The cells of a config, numbered in the fixed expansion order."""
+    grid = cfg.get("grid", {}) or {}
+    base = {k: v for k, v in cfg.items() if k != "grid"}
+    base.setdefault("seed", 0)
+    base.setdefault("evaluate", [])
+    axes = [(k, grid_values(k, v, "grid")) for k, v in grid.items()]
+    cells = []
+    for index, combo in enumerate(itertools.product(*(vals for _, vals in axes))):
+        c = copy.deepcopy(base)
+        for (key, _), value in zip(axes, combo):
+            set_dotted(c, key, copy.deepcopy(value), f"grid.{key}")
+        cells.append(Cell(index, c, {key: value for (key, _), value in zip(axes, combo)}))
+    return cells
+
+
+def bind_cell(cell: Cell, where: str) -> dict:
+    """Resolve every component of a cell through its registry; returns name -> (entry, params)."""
+    cfg = cell.config
+    bound = {}
+    for comp, reg in COMPONENTS.items():
+        spec = dict(cfg[comp]) if isinstance(cfg[comp], dict) else cfg[comp]
+        if comp == "constraints" and isinstance(spec, dict) and "reference" in spec:
+            bound["reference"] = REGISTRIES["kernels"].bind(spec.pop("reference"), f"{where}: constraints.reference")
+        bound[comp] = REGISTRIES[reg].bind(spec, f"{where}: {comp}")
+    bound["evaluate"] = [REGISTRIES["evaluators"].bind(spec, f"{where}: evaluate[{k}]")
+                         for k, spec in enumerate(cfg.get("evaluate", []))]
+    return bound

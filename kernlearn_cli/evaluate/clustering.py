@@ -1,0 +1,24 @@
+"""Clustering quality of the learned kernel."""
+
+from __future__ import annotations
+
+import numpy as np
+from sklearn.cluster import KMeans
+from sklearn.metrics import normalized_mutual_info_score
+
+from ..registry import evaluators
+from ._common import require_labels, seed_from
+
+
+@evaluators.register("kernel_kmeans_nmi")
+def kernel_kmeans_nmi(G: np.ndarray, ds, *, rng, n_init: int = 10, average: str = "arithmetic") -> dict:
+    """Kernel k-means on K = G G^T with the true number of classes; NMI against the labels.
+
+    With K = G G^T kernel k-means is k-means on the rows of G (Lloyd, k-means++
+    starts, best of ``n_init``).  ``average`` is the NMI normalisation of
+    scikit-learn (arithmetic, geometric, min, max).
+    """
+    y = require_labels(ds, "kernel_kmeans_nmi")
+    k = len(np.unique(y))
+    pred = KMeans(n_clusters=k, n_init=n_init, random_state=seed_from(rng)).fit_predict(G)
+    return {"nmi": float(normalized_mutual_info_score(y, pred, average_method=average))}

@@ -1,0 +1,174 @@
+"""Name -> function registries for the five kinds of component.
+
+A component is a plain function.  Its positional parameters are the context the
+runner passes in (a dataset, a factor ...); its keyword-only parameters are the
+settings a user may give in the config, and their annotations and defaults are
+the schema the config is validated against (in :meth:`Registry.bind`, the one
+place input from a config is checked).
+
+    >>> from kernlearn_cli.registry import solvers
+    >>> @solvers.register("my_solver")
+    ... def my_solver(G0, constraints, *, tol: float = 1e-3, callback=None): ...
+"""
+
+from __future__ import annotations
+
+import difflib
+import inspect
+import math
+import types
+import typing
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from .errors import ConfigError
+
+#: Keyword-only parameters the runner supplies itself; never settable from a config.
+RUNNER_KEYWORDS = {"callback", "rng", "dataset"}
+
+
+def did_you_mean(name: str, valid) -> str:
+    """' Did you mean 'x'?' for the closest valid name, or ''."""
+    close = difflib.get_close_matches(str(name), list(valid), n=1, cutoff=0.5)
+    return f" Did you mean '{close[0]}'?" if close else ""
+
+
+@dataclass
+class Entry:
+    name: str
+    func: Callable
+    summary: str
+
+    def parameters(self) -> dict[str, inspect.Parameter]:
+        return {p.name: p for p in inspect.signature(self.func).parameters.values()
+                if p.kind is p.KEYWORD_ONLY and p.name not in RUNNER_KEYWORDS}
+
+
+class Registry:
+    """A named collection of components of one kind."""
+
+    def __init__(self, kind: str):
+        self.kind = kind
+        self._entries: dict[str, Entry] = {}
+
+    def register(self, name: str):
+        def deco(func):
+            if name in self._entries:
+                raise RuntimeError(f"{self.kind} '{name}' registered twice")
+            doc = inspect.getdoc(func) or ""
+            self._entries[name] = Entry(name, func, doc.split("\n\n")[0].replace("\n", " "))
+            return func
+        return deco
+
+    def names(self) -> list[str]:
+        _load_builtins()
+        return sorted(self._entries)
+
+    def entries(self) -> list[Entry]:
+        return [self._entries[n] for n in self.names()]
+
+    def get(self, name: str, where: str = "") -> Entry:
+        _load_builtins()
+        if name not in self._entries:
+            raise ConfigError(
+                f"{where or self.kind}: unknown {self.kind} '{name}'.{did_you_mean(name, self._entries)} "
+                f"Valid {self.kind}s: {', '.join(sorted(self._entries))}.")
+        return self._entries[name]
+
+    def bind(self, spec: dict, where: str) -> tuple[Entry, dict]:
+        """Validate a config mapping ``{name: ..., **params}``; return the entry and params.
+
+        Unknown keys and values of the wrong type raise :class:`ConfigError`
+        naming ``where`` (e.g. ``"configs/x.yaml: solver"``) and what is valid.
+        """
+        if not isinstance(spec, dict) or "name" not in spec:
+            raise ConfigError(f"{where}: expected a mapping with a 'name' key naming a {self.kind}, "
+                              f"got {spec!r}. Valid {self.kind}s: {', '.join(self.names())}.")
+        entry = self.get(spec["name"], where)
+        params = {k: v for k, v in spec.items() if k != "name"}
+        allowed = entry.parameters()
+        hints = typing.get_type_hints(entry.func)
+        for key, value in list(params.items()):
+            if key not in allowed:
+                valid = ", ".join(sorted(allowed)) or "(none)"
+                raise ConfigError(f"{where}: unknown key '{key}' for {self.kind} '{entry.name}'."
+                                  f"{did_you_mean(key, allowed)} Valid keys: {valid}.")
+            if key in hints:
+                params[key] = coerce(value, hints[key], f"{where}.{key}")
+        missing = [p for p, par in allowed.items() if par.default is inspect.Parameter.empty
+                   and p not in params]
+        if missing:
+            raise ConfigError(f"{where}: {self.kind} '{entry.name}' needs key(s) {', '.join(missing)}.")
+        return entry, params
+
+
+def _type_name(tp) -> str:
+    return getattr(tp, "__name__", None) or str(tp).replace("typing.", "")
+
+
+def coerce(value: Any, tp, where: str) -> Any:
+    """Check ``value`` against annotation ``tp``; accept ints for floats and numeric strings
+    such as ``"1e-6"`` or ``"inf"`` (YAML reads those as strings) for floats."""
+    origin = typing.get_origin(tp)
+    if tp is Any or tp is inspect.Parameter.empty:
+        return value
+    if origin in (typing.Union, types.UnionType):
+        for arg in typing.get_args(tp):
+            try:
+                return coerce(value, arg, where)
+            except ConfigError:
+                pass
+        raise ConfigError(f"{where}: expected {' or '.join(_type_name(a) for a in typing.get_args(tp))}, "
+                          f"got {value!r}.")
+    if tp is type(None):
+        if value is None:
+            return None
+    elif tp is bool:
+        if isinstance(value, bool):
+            return value
+    elif tp is int:
+        if isinstance(value, int) and not isinstance(value, bool):
+            return value
+    elif tp is float:
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            return float(value)
+        if isinstance(value, str):
+            try:
+                f = float(value)
+                if not math.isnan(f):
+                    return f
+            except ValueError:
+                pass
+    elif tp is str:
+        if isinstance(value, str):
+            return value
+    elif origin is list or tp is list:
+        if isinstance(value, (list, tuple)):
+            (arg,) = typing.get_args(tp) or (Any,)
+            return [coerce(v, arg, f"{where}[{k}]") for k, v in enumerate(value)]
+    elif origin is dict or tp is dict:
+        if isinstance(value, dict):
+            return value
+    else:  # pragma: no cover - an annotation this checker does not know
+        return value
+    raise ConfigError(f"{where}: expected {_type_name(tp)}, got {value!r} ({type(value).__name__}).")
+
+
+datasets = Registry("dataset")
+kernels = Registry("kernel")
+constraints = Registry("constraint generator")
+solvers = Registry("solver")
+evaluators = Registry("evaluator")
+
+REGISTRIES = {"datasets": datasets, "kernels": kernels, "constraints": constraints,
+              "solvers": solvers, "evaluators": evaluators}
+
+_loaded = False
+
+
+def _load_builtins() -> None:
+    """Import the modules that register the built-in components (once)."""
+    global _loaded
+    if not _loaded:
+        _loaded = True
+        from . import constraints as _c, data as _d, evaluate as _e, kernels as _k, solvers as _s  # noqa: F401

@@ -1,0 +1,164 @@
+"""The command line end to end: outputs, resume, collect, and clear errors for bad input."""
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+import yaml
+
+from conftest import has_mirror
+from kernlearn_cli.io import read_factors
+from reference import burg_divergence_dense
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def kernlearn(*args, cwd=None, env=None):
+    return subprocess.run([sys.executable, "-m", "kernlearn_cli", *map(str, args)], capture_output=True,
+                          text=True, cwd=cwd, env={**os.environ, **(env or {})})
+
+
+def config(tmp_path, **parts):
+    cfg = {"name": "t", "seed": 0, "dataset": {"name": "iris"}, "kernel": {"name": "linear"},
+           "constraints": {"name": "idealized_pairs", "count": 30}, "solver": {"name": "burg", "slack": 1.0},
+           "evaluate": [{"name": "kernel_kmeans_nmi"}, {"name": "knn_accuracy", "repeats": 2}]}
+    cfg.update(parts)
+    path = tmp_path / "cfg.yaml"
+    path.write_text(yaml.safe_dump(cfg))
+    return path
+
+
+def test_run_writes_contract_outputs_and_resumes(tmp_path):
+    cfg = config(tmp_path, grid={"constraints.count": [10, 30], "seed": "range(2)"})
+    out = tmp_path / "out"
+    first = kernlearn("run", cfg, "--out", out)
+    assert first.returncode == 0, first.stderr
+    assert "knn_accuracy" in first.stdout and "4 cell(s) run, 0 already finished, 0 failed" in first.stderr
+    cells = sorted(p for p in out.iterdir() if p.is_dir())
+    assert len(cells) == 4
+    f = read_factors(cells[0] / "factors.h5")
+    G, attrs = f["G"], f["attrs"]
+    assert G.dtype == np.float64 and G.shape == (150, 4)
+    assert set(attrs) >= {"solver", "config", "seed", "converged", "iterations", "seconds", "objective",
+                          "kernlearn_version"}
+    assert yaml.safe_load(attrs["config"])["solver"]["name"] == "burg"
+    assert len(f["constraints"]) in (10, 30) and f["labels"].shape == (150,)
+    # the objective D_Burg(K, K0) recomputes from the file alone
+    assert burg_divergence_dense(G @ G.T, f["G0"] @ f["G0"].T) == pytest.approx(attrs["objective"], rel=1e-6)
+    rec = json.loads((cells[0] / "record.json").read_text())
+    assert rec["metrics"]["nmi"] > 0.5 and rec["iterations"] == attrs["iterations"]
+    again = kernlearn("run", cfg, "--out", out)
+    assert "0 cell(s) run, 4 already finished, 0 failed" in again.stderr
+    assert (out / "table.md").read_text() == again.stdout
+    coll = kernlearn("collect", out)
+    assert coll.returncode == 0 and "± " in coll.stdout and (out / "table.csv").is_file()
+
+
+def test_same_cell_same_bits_whatever_runs_it(tmp_path):
+    cfg = config(tmp_path, grid={"seed": "range(3)"})
+    assert kernlearn("run", cfg, "--out", tmp_path / "all").returncode == 0
+    one = kernlearn("run", cfg, "--out", tmp_path / "one", env={"SLURM_ARRAY_TASK_ID": "2"})
+    assert one.returncode == 0, one.stderr
+    (cell,) = [p for p in (tmp_path / "one").iterdir() if p.is_dir()]
+    a = read_factors(tmp_path / "all" / cell.name / "factors.h5")
+    b = read_factors(cell / "factors.h5")
+    assert np.array_equal(a["G"], b["G"])
+    ra = json.loads((tmp_path / "all" / cell.name / "record.json").read_text())["metrics"]
+    rb = json.loads((cell / "record.json").read_text())["metrics"]
+    assert ra == rb
+
+
+def test_plan_and_list(tmp_path):
+    res = kernlearn("plan", config(tmp_path, grid={"constraints.count": [1, 2], "seed": "range(3)"}))
+    assert res.returncode == 0 and "6 cell(s)" in res.stdout and res.stdout.splitlines()[5].startswith("   5")
+    res = kernlearn("list", "solvers")
+    assert "burg" in res.stdout and "tol=0.001" in res.stdout
+
+
+def test_gyrb_config_on_synthetic_standin(tmp_path):
+    """configs/gyrb_burg.yaml runs once a kernel is in <data home>/gyrb: here a synthetic 52 x 52 stand-in."""
+    rng = np.random.default_rng(0)
+    y = np.repeat([0, 1, 2], [17, 17, 18])
+    X = rng.standard_normal((52, 5)) + 3.0 * np.eye(5)[y]
+    home = tmp_path / "home"
+    (home / "gyrb").mkdir(parents=True)
+    np.save(home / "gyrb" / "kernel.npy", np.exp(-0.1 * ((X[:, None] - X[None]) ** 2).sum(-1)))
+    np.save(home / "gyrb" / "labels.npy", y)
+    res = kernlearn("run", REPO / "configs" / "gyrb_burg.yaml", "--out", tmp_path / "out",
+                    "--set", "grid={constraints.count: [20, 200], seed: [0]}", env={"KERNLEARN_DATA": str(home)})
+    assert res.returncode == 0, res.stderr
+    assert "2 cell(s) run" in res.stderr and "knn_accuracy" in res.stdout
+
+
+def write_files(tmp_path, X=None, K=None, y=None):
+    paths = {}
+    for name, arr in (("features", X), ("kernel", K), ("labels", y)):
+        if arr is not None:
+            paths[name] = str(tmp_path / f"{name}.npy")
+            np.save(paths[name], arr)
+    return paths
+
+
+def constraints_csv(tmp_path, rows):
+    p = tmp_path / "cons.csv"
+    p.write_text("i,j,kind,bound\n" + "".join(f"{r}\n" for r in rows))
+    return {"name": "from_file", "path": str(p)}
+
+
+X_OK = np.random.default_rng(0).standard_normal((20, 3))
+Y_OK = np.arange(20) % 2
+
+
+def bad_input(tmp_path, case):
+    """Config parts for one kind of bad input, and the message the error must contain."""
+    X_nan = X_OK.copy()
+    X_nan[4, 1] = np.nan
+    files = lambda **arrays: {"name": "files", **write_files(tmp_path, **arrays)}  # noqa: E731
+    cases = {
+        "unknown component": lambda: (dict(solver={"name": "burgg"}), "unknown solver 'burgg'. Did you mean 'burg'?"),
+        "unknown key": lambda: (dict(solver={"name": "burg", "tolerance": 1}), "unknown key 'tolerance'"),
+        "wrong type": lambda: (dict(solver={"name": "burg", "max_sweeps": "lots"}), "expected int"),
+        "index out of range": lambda: (dict(dataset=files(X=X_OK, y=Y_OK),
+                                            constraints=constraints_csv(tmp_path, ["0,25,dist_le,1.0"])),
+                                       "index 25 is out of range"),
+        "nan features": lambda: (dict(dataset=files(X=X_nan, y=Y_OK)), "row 4"),
+        "non-psd kernel": lambda: (dict(dataset=files(K=np.diag([1.0] * 19 + [-1.0]), y=Y_OK),
+                                        kernel={"name": "precomputed"}), "eigenvalue is -1"),
+        "empty constraints": lambda: (dict(dataset=files(X=X_OK, y=Y_OK), constraints=constraints_csv(tmp_path, [])),
+                                      "constraint set is empty"),
+        "infeasible": lambda: (dict(dataset=files(X=X_OK, y=Y_OK), solver={"name": "burg"},
+                                    constraints=constraints_csv(tmp_path, ["0,1,dist_le,1.0", "0,1,dist_ge,2.0"])),
+                               "infeasible"),
+    }
+    return cases[case]()
+
+
+@pytest.mark.parametrize("case", ["unknown component", "unknown key", "wrong type", "index out of range",
+                                  "nan features", "non-psd kernel", "empty constraints", "infeasible"])
+def test_bad_input_gives_clear_error_and_no_output(tmp_path, case):
+    parts, message = bad_input(tmp_path, case)
+    out = tmp_path / "out"
+    res = kernlearn("run", config(tmp_path, **parts), "--out", out)
+    assert res.returncode == 2
+    assert message in res.stderr and "kernlearn: error:" in res.stderr
+    assert "Traceback" not in res.stderr + res.stdout
+    assert not list(out.rglob("factors.h5")) and not list(out.rglob("record.json"))
+
+
+@pytest.mark.skipif(not has_mirror(), reason="needs KERNLEARN_DATA_MIRROR (../shared/datasets)")
+def test_checksum_mismatch_on_download(tmp_path):
+    mirror = tmp_path / "mirror"
+    shutil.copytree(os.environ["KERNLEARN_DATA_MIRROR"] + "/sonar", mirror / "sonar")
+    with open(mirror / "sonar" / "sonar.all-data", "a") as fh:
+        fh.write("tampered\n")
+    env = {"KERNLEARN_DATA_MIRROR": str(mirror), "KERNLEARN_DATA": str(tmp_path / "home")}
+    res = kernlearn("datasets", "fetch", "sonar", env=env)
+    assert res.returncode == 2 and "sha256" in res.stderr and "Traceback" not in res.stderr
+    assert not (tmp_path / "home" / "sonar" / "sonar.all-data").exists()
+    run = kernlearn("run", config(tmp_path, dataset={"name": "sonar"}), "--out", tmp_path / "out", env=env)
+    assert run.returncode == 2 and "sha256" in run.stderr and not list((tmp_path).rglob("factors.h5"))

@@ -1,0 +1,78 @@
+"""Config validation, overrides, grid expansion and the registries' error messages."""
+
+import pytest
+import yaml
+
+from kernlearn_cli.config import expand, load
+from kernlearn_cli.errors import ConfigError
+
+BASE = {
+    "name": "t", "seed": 0,
+    "dataset": {"name": "iris"}, "kernel": {"name": "linear"},
+    "constraints": {"name": "idealized_pairs", "count": 10},
+    "solver": {"name": "burg"}, "evaluate": [{"name": "knn_accuracy"}],
+}
+
+
+def write(tmp_path, cfg, name="c.yaml"):
+    p = tmp_path / name
+    p.write_text(yaml.safe_dump(cfg))
+    return p
+
+
+def test_grid_order_last_key_fastest(tmp_path):
+    cfg = dict(BASE, grid={"constraints.count": [5, 10], "seed": "range(3)"})
+    cells = expand(load(write(tmp_path, cfg)))
+    assert [(c.config["constraints"]["count"], c.seed) for c in cells] == \
+        [(5, 0), (5, 1), (5, 2), (10, 0), (10, 1), (10, 2)]
+    assert [c.index for c in cells] == list(range(6))
+
+
+def test_cell_ids_depend_on_values_not_position(tmp_path):
+    a = expand(load(write(tmp_path, dict(BASE, grid={"constraints.count": [5, 10]}), "a.yaml")))
+    b = expand(load(write(tmp_path, dict(BASE, grid={"constraints.count": [10, 5]}), "b.yaml")))
+    assert a[0].id == b[1].id and a[1].id == b[0].id and a[0].id != a[1].id
+    assert len({c.id for c in expand(load(write(tmp_path, dict(BASE, grid={"seed": "range(20)"}))))}) == 20
+
+
+def test_set_overrides_and_seed(tmp_path):
+    cfg = load(write(tmp_path, dict(BASE, grid={"seed": [1, 2]})), ["solver.tol=1e-6", "constraints.count=7"], seed=3)
+    (cell,) = expand(cfg)
+    assert cell.config["solver"]["tol"] == "1e-6" and cell.config["constraints"]["count"] == 7 and cell.seed == 3
+    # the string '1e-6' (YAML 1.1 reads it so) is accepted where a float is expected
+    from kernlearn_cli.config import bind_cell
+    assert bind_cell(cell, "x")["solver"][1]["tol"] == 1e-6
+
+
+@pytest.mark.parametrize("mutate, message", [
+    (lambda c: c.update(solvr={"name": "burg"}), "unknown top-level key 'solvr'. Did you mean 'solver'?"),
+    (lambda c: c["solver"].update(name="burgg"), "unknown solver 'burgg'. Did you mean 'burg'?"),
+    (lambda c: c["solver"].update(tolerance=1e-3), "unknown key 'tolerance' for solver 'burg'"),
+    (lambda c: c["solver"].update(max_sweeps="many"), "solver.max_sweeps: expected int, got 'many'"),
+    (lambda c: c["constraints"].update(count=2.5), "constraints.count: expected int"),
+    (lambda c: c.pop("dataset"), "missing required key 'dataset'"),
+    (lambda c: c.update(grid={"constraints.count": "lots"}), "expected a list or 'range(...)'"),
+    (lambda c: c.update(seed=-1), "'seed' must be a non-negative integer"),
+])
+def test_invalid_configs_name_the_problem(tmp_path, mutate, message):
+    cfg = yaml.safe_load(yaml.safe_dump(BASE))
+    mutate(cfg)
+    with pytest.raises(ConfigError) as err:
+        load(write(tmp_path, cfg))
+    assert message in str(err.value) and "c.yaml" in str(err.value)
+
+
+def test_unknown_name_lists_valid_ones(tmp_path):
+    cfg = yaml.safe_load(yaml.safe_dump(BASE))
+    cfg["dataset"]["name"] = "irsi"
+    with pytest.raises(ConfigError, match=r"Did you mean 'iris'\?.*Valid datasets: .*pendigits"):
+        load(write(tmp_path, cfg))
+
+
+def test_missing_file_and_bad_yaml(tmp_path):
+    with pytest.raises(ConfigError, match="not found"):
+        load(tmp_path / "nope.yaml")
+    p = tmp_path / "bad.yaml"
+    p.write_text("name: [unclosed\n")
+    with pytest.raises(ConfigError, match="not valid YAML"):
+        load(p)

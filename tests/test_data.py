@@ -1,0 +1,287 @@
+"""Dataset loaders, the download catalogue and the data checks.
+
+The catalogue tests read from the shared mirror (``../shared/datasets`` beside the
+clone) into a temporary data home, never from the network; they are skipped when
+the mirror is absent.
+"""
+
+import functools
+import http.server
+import inspect
+import json
+import shutil
+import threading
+from collections import Counter
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from kernlearn_cli.data import bundled, catalogue, uci, user
+from kernlearn_cli.errors import ConfigError, DataError
+from kernlearn_cli.registry import datasets
+
+MIRROR = Path(__file__).resolve().parents[2] / "shared" / "datasets"
+
+
+@pytest.fixture
+def empty_home(tmp_path, monkeypatch):
+    """An empty data home, no mirror."""
+    monkeypatch.setenv("KERNLEARN_DATA", str(tmp_path / "home"))
+    monkeypatch.delenv("KERNLEARN_DATA_MIRROR", raising=False)
+    return tmp_path / "home"
+
+
+@pytest.fixture
+def home(empty_home, monkeypatch):
+    """An empty data home fed from the shared mirror."""
+    if not MIRROR.is_dir():
+        pytest.skip(f"no dataset mirror at {MIRROR}")
+    monkeypatch.setenv("KERNLEARN_DATA_MIRROR", str(MIRROR))
+    return empty_home
+
+
+@pytest.fixture(scope="module")
+def manifest():
+    if not (MIRROR / "MANIFEST.json").is_file():
+        pytest.skip(f"no MANIFEST.json in {MIRROR}")
+    return {d["directory"]: d for d in json.loads((MIRROR / "MANIFEST.json").read_text())["datasets"]}
+
+
+def counts(ds):
+    return {str(ds.classes[c]): k for c, k in Counter(ds.y.tolist()).items()}
+
+
+def check_types(ds, n, d):
+    assert ds.X.shape == (n, d) and ds.X.dtype == np.float64
+    assert ds.y.dtype == np.int64 and sorted(set(ds.y.tolist())) == list(range(len(ds.classes)))
+
+
+# ---------------------------------------------------------------- catalogue
+
+def test_catalogue_matches_manifest(manifest):
+    listed = {(f["filename"], f["sha256"], d["canonical_url"][f["filename"]])
+              for d in manifest.values() for f in d["files"]}
+    ours = {(f.filename, f.sha256, f.url) for files in catalogue.CATALOGUE.values() for f in files}
+    assert ours == listed
+    for files in catalogue.CATALOGUE.values():
+        assert all(f.dir in manifest for f in files)
+
+
+@pytest.mark.parametrize("loader, directory, args, features", [
+    (uci.sonar, "sonar", {}, 60), (uci.ionosphere, "ionosphere", {}, 34),
+    (uci.heart, "statlog_heart", {}, 13), (uci.glass, "glass", {}, 9),
+    (uci.soybean_small, "soybean_small", {}, 35), (uci.spambase, "spambase", {}, 57),
+    (uci.uspst, "uspst", {}, 256),
+    (uci.breast_cancer_wisconsin, "breast_cancer_wisconsin", {"missing": "impute"}, 9),
+])
+def test_catalogue_loader_matches_manifest(home, manifest, loader, directory, args, features):
+    ds = loader(**args)
+    verified = manifest[directory]["verified"]
+    check_types(ds, verified["rows"], features)
+    assert counts(ds) == verified["class_counts"]
+    assert all(v["sha256"] for v in ds.meta["files"].values())
+
+
+def test_breast_cancer_wisconsin_drop(home):
+    ds = uci.breast_cancer_wisconsin()
+    check_types(ds, 683, 9)
+    assert counts(ds) == {"2": 444, "4": 239} and ds.meta["missing"] == "drop"
+
+
+@pytest.mark.parametrize("k", [1, 2, 3])
+def test_adult(home, manifest, k):
+    verified = manifest["adult_libsvm"]["verified"]
+    load = getattr(uci, f"adult_a{k}a")
+    for split, files in (("train", [f"a{k}a"]), ("test", [f"a{k}a.t"]))[: 2 if k == 1 else 1]:
+        ds = load(split=split)
+        check_types(ds, sum(verified[f]["rows"] for f in files), 123)
+        assert counts(ds) == {"1": sum(verified[f]["+1"] for f in files),
+                              "-1": sum(verified[f]["-1"] for f in files)}
+        assert set(np.unique(ds.X)) == {0.0, 1.0}
+    if k == 1:
+        assert uci.adult_a1a(split="all").n == 1605 + 30956
+
+
+def test_bundled_and_uci_files_of_iris_wine(home, manifest):
+    for name, directory in (("iris", "iris"), ("wine", "wine")):
+        ds = getattr(bundled, name)()
+        check_types(ds, manifest[directory]["verified"]["rows"], 4 if name == "iris" else 13)
+        assert sorted(counts(ds).values()) == sorted(manifest[directory]["verified"]["class_counts"].values())
+        catalogue.fetch(name)
+    uci_iris = np.loadtxt(home / "iris" / "bezdekIris.data", delimiter=",", usecols=range(4))
+    assert np.array_equal(bundled.iris().X, uci_iris)
+    assert bundled.breast_cancer().X.shape == (569, 30) and bundled.digits().X.shape == (1797, 64)
+
+
+def test_pendigits_subset(home):
+    ds = uci.pendigits()
+    check_types(ds, 317, 16)
+    assert ds.classes == [3, 8, 9] and ds.meta["subset_seed"] == 0 and "subset_rule" in ds.meta
+    assert np.array_equal(uci.pendigits().X, ds.X)
+    assert not np.array_equal(uci.pendigits(subset_seed=1).X, ds.X)
+    assert uci.pendigits(n=0).n == 3165 and uci.pendigits(n=10**6).n == 3165
+    assert uci.pendigits(digits=[0, 1], n=0).n == 780 + 779 + 363 + 364
+
+
+@pytest.mark.parametrize("call, key", [
+    (lambda: uci.adult_a1a(split="foo"), "split"),
+    (lambda: uci.breast_cancer_wisconsin(missing="x"), "missing"),
+    (lambda: uci.pendigits(digits=[3, 10]), "digits"),
+    (lambda: uci.pendigits(n=-1), "n"),
+    (lambda: catalogue.fetch("sonr"), "sonar"),
+])
+def test_invalid_values(empty_home, call, key):
+    with pytest.raises(ConfigError, match=key):
+        call()
+
+
+def test_fetch_keeps_verified_file_and_verify(home, monkeypatch):
+    paths = catalogue.fetch("sonar")
+    assert paths["sonar.all-data"] == home / "sonar" / "sonar.all-data"
+    monkeypatch.setenv("KERNLEARN_DATA_MIRROR", str(home.parent / "nowhere"))
+    monkeypatch.setitem(catalogue.CATALOGUE, "sonar", tuple(
+        f._replace(url="file:///nonexistent/" + f.filename) for f in catalogue.CATALOGUE["sonar"]))
+    assert catalogue.fetch("sonar") == paths  # present and verified: no source needed
+    assert {r.status for r in catalogue.verify("sonar")} == {"ok"}
+    assert {r.status for r in catalogue.verify() if r.dataset == "glass"} == {"missing"}
+    assert len(catalogue.verify()) == sum(len(f) for f in catalogue.CATALOGUE.values())
+    paths["sonar.all-data"].write_text("tampered")
+    assert catalogue.verify("sonar")[0].status == "mismatch"
+    with pytest.raises(DataError, match="KERNLEARN_DATA_MIRROR") as err:
+        catalogue.fetch("sonar")
+    assert "nowhere" in str(err.value) and "file:///nonexistent/sonar.all-data" in str(err.value)
+
+
+def test_tampered_mirror_rejected(home, tmp_path, monkeypatch):
+    mirror = tmp_path / "mirror"
+    shutil.copytree(MIRROR / "sonar", mirror / "sonar")
+    data = mirror / "sonar" / "sonar.all-data"
+    data.write_bytes(data.read_bytes().replace(b"0.0200", b"0.0201", 1))
+    monkeypatch.setenv("KERNLEARN_DATA_MIRROR", mirror.as_uri())  # file:// prefix form
+    with pytest.raises(DataError) as err:
+        uci.sonar()
+    msg = str(err.value)
+    assert "sonar/sonar.all-data" in msg and catalogue.CATALOGUE["sonar"][0].sha256 in msg
+    assert catalogue.sha256_file(data) in msg and mirror.as_uri() in msg
+    assert not list((home / "sonar").iterdir())  # neither the file nor a temporary
+
+
+class QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, *args):
+        pass
+
+
+def test_http_mirror(home, monkeypatch):
+    handler = functools.partial(QuietHandler, directory=str(MIRROR))
+    with http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler) as server:
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        monkeypatch.setenv("KERNLEARN_DATA_MIRROR", f"http://127.0.0.1:{server.server_address[1]}/")
+        try:
+            assert uci.heart().n == 270
+        finally:
+            server.shutdown()
+
+
+def test_data_home_default(monkeypatch):
+    monkeypatch.delenv("KERNLEARN_DATA", raising=False)
+    assert catalogue.data_home() == Path(catalogue.__file__).resolve().parents[2] / "datasets"
+
+
+def test_loaders_registered_with_keyword_params():
+    names = {"iris", "wine", "breast_cancer", "digits", "pendigits", "sonar", "ionosphere", "heart",
+             "glass", "soybean_small", "breast_cancer_wisconsin", "spambase", "uspst", "adult_a1a",
+             "adult_a2a", "adult_a3a", "gyrb", "files"}
+    assert names <= set(datasets._entries)
+    for name in names:
+        entry = datasets._entries[name]
+        assert entry.summary
+        for p in inspect.signature(entry.func).parameters.values():
+            assert p.kind is p.KEYWORD_ONLY and p.annotation is not p.empty and p.default is not p.empty
+
+
+# ---------------------------------------------------------------- gyrb and files
+
+def stand_in_kernel(n=52, seed=0):
+    """A synthetic PSD stand-in with GyrB's size, not the real GyrB data."""
+    G = np.random.default_rng(seed).normal(size=(n, 5))
+    return G @ G.T, np.repeat(["Burkholderia", "Moraxella", "Pseudomonas"], [18, 17, 17])
+
+
+def test_gyrb_absent(empty_home):
+    with pytest.raises(DataError, match="Tsuda") as err:
+        user.gyrb()
+    assert str(empty_home / "gyrb") in str(err.value) and "kernel.npy" in str(err.value)
+    assert "labels.txt" in str(err.value)
+
+
+def test_gyrb_stand_in_loads(empty_home, tmp_path):
+    K, labels = stand_in_kernel()
+    (empty_home / "gyrb").mkdir(parents=True)
+    np.savetxt(empty_home / "gyrb" / "kernel.txt", K)
+    (empty_home / "gyrb" / "labels.txt").write_text("\n".join(labels) + "\n")
+    ds = user.gyrb()
+    assert ds.X is None and ds.K.shape == (52, 52) and np.array_equal(ds.K, ds.K.T)
+    assert np.allclose(ds.K, K) and ds.classes == ["Burkholderia", "Moraxella", "Pseudomonas"]
+    np.save(tmp_path / "kernel.npy", K)
+    np.save(tmp_path / "labels.npy", np.repeat([0, 1, 2], [18, 17, 17]))
+    assert user.gyrb(path=str(tmp_path)).classes == [0, 1, 2]
+
+
+@pytest.mark.parametrize("bad, match", [
+    (lambda K: K - 2 * np.eye(52) * np.abs(K).max(), "not positive semidefinite"),
+    (lambda K: K + np.triu(np.ones_like(K), 1), "not symmetric"),
+    (lambda K: np.where(np.eye(52, dtype=bool) & (np.arange(52) == 7), np.nan, K), "row 7, column 7"),
+    (lambda K: K[:, :51], "square"),
+])
+def test_bad_kernels_rejected(tmp_path, bad, match):
+    K, labels = stand_in_kernel()
+    np.save(tmp_path / "kernel.npy", bad(K))
+    np.savetxt(tmp_path / "labels.txt", labels, fmt="%s")
+    with pytest.raises(DataError, match=match):
+        user.gyrb(path=str(tmp_path))
+    with pytest.raises(DataError, match=match):
+        user.files(kernel=str(tmp_path / "kernel.npy"))
+
+
+def test_files_loader(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    X = np.arange(12.0).reshape(4, 3)
+    np.save("x.npy", X)
+    Path("x.csv").write_text("a,b,c\n" + "\n".join(",".join(map(str, r)) for r in X) + "\n")
+    Path("y.txt").write_text("cat\ndog\ncat\nemu\n")
+    for features in ("x.npy", "x.csv"):
+        ds = user.files(features=features, labels="y.txt")
+        assert np.array_equal(ds.X, X) and ds.y.tolist() == [0, 1, 0, 2] and ds.classes == ["cat", "dog", "emu"]
+    np.save("y.npy", np.array([2, 5, 2, 5]))
+    assert user.files(features="x.npy", labels="y.npy").classes == [2, 5]
+    assert user.files(features="x.npy").y is None
+    K = X @ X.T
+    np.save("k.npy", K)
+    assert np.array_equal(user.files(kernel="k.npy").K, K)
+
+
+@pytest.mark.parametrize("kwargs, match, error", [
+    ({}, "exactly one", ConfigError),
+    ({"features": "x.npy", "kernel": "k.npy"}, "exactly one", ConfigError),
+    ({"features": "missing.npy"}, "missing.npy not found", DataError),
+    ({"features": "x.txt"}, r"valid: \.npy, \.csv", DataError),
+    ({"kernel": "x.csv"}, r"valid: \.npy", DataError),
+    ({"features": "v.npy"}, "2-D", DataError),
+    ({"features": "bad.csv"}, r"'oops' at row 1, column 2", DataError),
+    ({"features": "nan.npy"}, "row 2, column 1", DataError),
+    ({"features": "x.npy", "labels": "short.txt"}, "3 labels for 4 points", DataError),
+])
+def test_files_loader_errors(tmp_path, monkeypatch, kwargs, match, error):
+    monkeypatch.chdir(tmp_path)
+    X = np.arange(12.0).reshape(4, 3)
+    np.save("x.npy", X)
+    Path("x.txt").write_text("1 2\n")
+    Path("x.csv").write_text("1,2\n")
+    np.save("v.npy", np.ones(4))
+    Path("bad.csv").write_text("1,2,3\n4,5,oops\n")
+    X[2, 1] = np.nan
+    np.save("nan.npy", X)
+    Path("short.txt").write_text("a\nb\nc\n")
+    with pytest.raises(error, match=match):
+        user.files(**kwargs)
