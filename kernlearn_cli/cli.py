@@ -83,7 +83,7 @@ def run(config: Path = typer.Argument(..., help="YAML experiment config."),
                 metrics = "  ".join(f"{k}={v:.4f}" for k, v in record["metrics"].items() if not k.endswith("_std"))
                 bar.console.print(f"[{cell.index}] {cell.id}: {record['solver']} {record['iterations']} it "
                                   f"{record['seconds']:.2f}s {'converged' if record['converged'] else 'NOT converged'}"
-                                  f"  {metrics}", highlight=False)
+                                  f"  {metrics}", highlight=False, soft_wrap=True)
             bar.advance(task)
     _echo_err(f"{done} cell(s) run, {skipped} already finished, {len(failed)} failed, results in {out}")
     if failed:

@@ -107,10 +107,3 @@ def from_file(ds, G_ref, *, rng, path: str) -> Constraints:
                         f"dataset '{ds.name}' has {ds.n} points (valid indices 0..{ds.n - 1}).")
     return Constraints.from_lists(ij[:, 0], ij[:, 1], df["kind"].tolist(), bound)
 
-
-def write_csv(c: Constraints, path) -> None:
-    """Write constraints in the ``i,j,kind,bound`` CSV format read by :func:`from_file`."""
-    import pandas as pd
-
-    pd.DataFrame({"i": c.i, "j": c.j, "kind": c.kind_names(), "bound": c.bound}).to_csv(
-        path, index=False, float_format="%.17g")
