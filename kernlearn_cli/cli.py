@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import sys
 import warnings
 from pathlib import Path
@@ -18,9 +17,6 @@ app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_
 datasets_app = typer.Typer(no_args_is_help=True, help="Fetch and verify catalogue datasets in the data home.")
 app.add_typer(datasets_app, name="datasets")
 
-ARRAY_VARS = ("SLURM_ARRAY_TASK_ID", "SGE_TASK_ID", "PBS_ARRAY_INDEX", "LSB_JOBINDEX")
-
-
 def _echo_err(msg: str) -> None:
     typer.echo(msg, err=True)
 
@@ -32,51 +28,47 @@ def _cells(config: Path, overrides, seed):
     return cfg, expand(cfg)
 
 
+SET_HELP = "Override a value: --set solver.tol=1e-6, --set grid.seed='range(3)' (repeatable)."
+
+
 @app.command()
 def run(config: Path = typer.Argument(..., help="YAML experiment config."),
         out: Optional[Path] = typer.Option(None, "--out", help="Results folder (default results/<name>)."),
-        set_: List[str] = typer.Option([], "--set", help="Override a value: --set solver.tol=1e-6 (repeatable)."),
+        set_: List[str] = typer.Option([], "--set", help=SET_HELP),
         seed: Optional[int] = typer.Option(None, "--seed", help="Seed of every cell (drops a seed grid axis)."),
-        array_index: Optional[int] = typer.Option(None, "--array-index",
-                                                  help="Run only cell K (default: $SLURM_ARRAY_TASK_ID if set)."),
+        jobs: int = typer.Option(1, "--jobs", "-j", help="Worker processes for the cells."),
+        array_index: Optional[int] = typer.Option(
+            None, "--array-index", help="Run only array task K (default: $SLURM_ARRAY_TASK_ID, $SGE_TASK_ID, "
+                                        "$PBS_ARRAY_INDEX or $LSB_JOBINDEX when set)."),
+        cells_per_task: int = typer.Option(1, "--cells-per-task", help="Cells per array task."),
         force: bool = typer.Option(False, "--force", help="Rerun finished cells."),
         verbose: int = typer.Option(0, "--verbose", "-v", count=True, help="-v: solver iterations.")):
-    """Run every cell of CONFIG (finished cells are skipped) and print the results table."""
-    from rich.progress import Progress
+    """Run the cells of CONFIG (finished cells are skipped) and print the results table."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
-    from .experiment import run_cell
-    from .report import collect
+    from .report import collect as collect_
+    from .runner import array_index_from_env, claim_folder, run_cells, select_cells
 
     cfg, cells = _cells(config, set_, seed)
     out = out or Path("results") / cfg["name"]
     if array_index is None:
-        for var in ARRAY_VARS:
-            if os.environ.get(var, "").isdigit():
-                array_index = int(os.environ[var])
-                break
-    if array_index is not None:
-        if not 0 <= array_index < len(cells):
-            raise ConfigError(f"--array-index {array_index} is out of range: {config} has {len(cells)} cells "
-                              f"(0..{len(cells) - 1}).")
-        cells = [cells[array_index]]
-
-    def progress_cb(sweep, change, viol):
-        if verbose:
-            _echo_err(f"    sweep {sweep:5d}  dual change {change:.3e}  max violation {viol:.3e}")
+        array_index = array_index_from_env()
+    if array_index is not None or cells_per_task != 1:
+        cells = select_cells(cells, array_index or 0, cells_per_task, str(config))
+    claim_folder(out, cfg, str(config))
 
     done = skipped = 0
     failed: list[str] = []
-    with Progress(transient=True, disable=not sys.stderr.isatty()) as bar:
-        task = bar.add_task(f"{cfg['name']}", total=len(cells))
-        for cell in cells:
-            try:
-                record = run_cell(cell, out, where=str(config), progress=progress_cb if verbose else None)
-            except InfeasibleError as exc:   # this cell's constraints; the other cells still run
-                failed.append(f"[{cell.index}] {cell.id}: {exc}")
+    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn())
+    with Progress(*columns, transient=True, disable=not sys.stderr.isatty()) as bar:
+        task = bar.add_task(cfg["name"], total=len(cells))
+        for cell, record, error in run_cells(cells, out, where=str(config), jobs=jobs, force=force,
+                                                   verbose=bool(verbose)):
+            bar.advance(task)
+            if error is not None:     # this cell's constraints are infeasible; the others still run
+                failed.append(f"[{cell.index}] {cell.id}: {error}")
                 bar.console.print(f"[{cell.index}] {cell.id}: FAILED (infeasible), nothing written", highlight=False)
-                bar.advance(task)
-                continue
-            if record is None:
+            elif record is None:
                 skipped += 1
             else:
                 done += 1
@@ -84,18 +76,47 @@ def run(config: Path = typer.Argument(..., help="YAML experiment config."),
                 bar.console.print(f"[{cell.index}] {cell.id}: {record['solver']} {record['iterations']} it "
                                   f"{record['seconds']:.2f}s {'converged' if record['converged'] else 'NOT converged'}"
                                   f"  {metrics}", highlight=False, soft_wrap=True)
-            bar.advance(task)
     _echo_err(f"{done} cell(s) run, {skipped} already finished, {len(failed)} failed, results in {out}")
     if failed:
         raise InfeasibleError(f"{len(failed)} cell(s) failed and wrote nothing; the first: {failed[0]}")
     if array_index is None:
-        _, md, _ = collect(out)
+        _, md, _ = collect_([out])
         typer.echo(md)
 
 
 @app.command()
+def slurm(config: Path = typer.Argument(..., help="YAML experiment config."),
+          out: Optional[Path] = typer.Option(None, "--out", help="Results folder (default results/<name>)."),
+          set_: List[str] = typer.Option([], "--set", help=SET_HELP),
+          seed: Optional[int] = typer.Option(None, "--seed", help="Seed of every cell."),
+          cells_per_task: int = typer.Option(1, "--cells-per-task", help="Cells per array task."),
+          partition: Optional[str] = typer.Option(None, "--partition", help="#SBATCH --partition."),
+          time: Optional[str] = typer.Option(None, "--time", help="#SBATCH --time, e.g. 01:00:00."),
+          mem: Optional[str] = typer.Option(None, "--mem", help="#SBATCH --mem, e.g. 4G."),
+          cpus: int = typer.Option(1, "--cpus-per-task", help="#SBATCH --cpus-per-task."),
+          script: Optional[Path] = typer.Option(None, "--script", "-o",
+                                                help="Where to write the script (default OUT/slurm/<name>.sbatch).")):
+    """Write an sbatch job-array script that runs the cells of CONFIG, one array task per cell (or pack)."""
+    from .runner import sbatch_script, select_cells, task_count
+
+    cfg, cells = _cells(config, set_, seed)
+    select_cells(cells, 0, cells_per_task, str(config))        # validates --cells-per-task
+    out = (out or Path("results") / cfg["name"]).resolve()
+    text = sbatch_script(config.resolve(), out, task_count(len(cells), cells_per_task), cells_per_task,
+                         name=cfg["name"], overrides=set_, seed=seed, partition=partition, time=time, mem=mem,
+                         cpus=cpus, python=sys.executable)
+    script = script or out / "slurm" / f"{cfg['name']}.sbatch"
+    script.parent.mkdir(parents=True, exist_ok=True)
+    (out / "slurm").mkdir(parents=True, exist_ok=True)
+    script.write_text(text)
+    typer.echo(str(script))
+    _echo_err(f"{len(cells)} cell(s) in {task_count(len(cells), cells_per_task)} array task(s); "
+              f"submit with: sbatch {script}")
+
+
+@app.command()
 def plan(config: Path = typer.Argument(..., help="YAML experiment config."),
-         set_: List[str] = typer.Option([], "--set", help="Override a value (repeatable)."),
+         set_: List[str] = typer.Option([], "--set", help=SET_HELP),
          seed: Optional[int] = typer.Option(None, "--seed", help="Seed of every cell.")):
     """Print the numbered cells a config's grid expands into."""
     _, cells = _cells(config, set_, seed)
@@ -106,15 +127,43 @@ def plan(config: Path = typer.Argument(..., help="YAML experiment config."),
 
 
 @app.command()
-def collect(directory: Path = typer.Argument(..., help="Results folder of an experiment.")):
-    """Aggregate per-cell records into table.csv and table.md (mean ± std over seeds)."""
-    from .report import collect as collect_
+def collect(directories: List[Path] = typer.Argument(..., help="Results folder(s) of experiments."),
+            metric: Optional[str] = typer.Option(None, "--metric", "-m",
+                                                 help="Lay one metric out as a paper's table (rows x cols)."),
+            rows: Optional[str] = typer.Option(None, "--rows", help="Row key of --metric (e.g. constraints.count)."),
+            cols: Optional[str] = typer.Option(None, "--cols", help="Column key of --metric (default solver)."),
+            agg: str = typer.Option("mean", "--agg", help="--metric cells: mean (± std), min or max."),
+            prefix: Optional[Path] = typer.Option(None, "--prefix", help="Write PREFIX.csv/.md/.tex."),
+            into: Optional[Path] = typer.Option(None, "--into", help="Also fill this Markdown file's block ..."),
+            marker: Optional[str] = typer.Option(None, "--marker", help="... <!-- kernlearn:MARKER -->.")):
+    """Aggregate per-cell records into tables (CSV, Markdown, LaTeX), mean ± std over seeds."""
+    from .report import collect as collect_, fill_marker
 
-    _, md, incomplete = collect_(directory)
+    if (into is None) != (marker is None):
+        raise ConfigError("collect: --into and --marker go together (--into README.md --marker NAME).")
+    _, md, incomplete = collect_(directories, metric=metric, rows=rows, cols=cols, agg=agg, prefix=prefix)
     typer.echo(md)
     if incomplete:
         _echo_err(f"note: {incomplete} incomplete cell(s) ignored (no record.json).")
-    _echo_err(f"wrote {directory / 'table.csv'} and {directory / 'table.md'}")
+    if into is not None:
+        fill_marker(into, marker, md)
+        _echo_err(f"filled <!-- kernlearn:{marker} --> in {into}")
+
+
+@app.command()
+def plot(directories: List[Path] = typer.Argument(..., help="Results folder(s) of experiments."),
+         metric: str = typer.Option(..., "--metric", "-m", help="y axis: a metric, seconds or iterations."),
+         x: str = typer.Option("constraints.count", "--x", help="x axis: a grid key, or n."),
+         by: Optional[str] = typer.Option(None, "--by", help="One curve per value of this key (default solver)."),
+         loglog: bool = typer.Option(False, "--loglog", help="Log-log axes (e.g. time vs n)."),
+         title: Optional[str] = typer.Option(None, "--title"),
+         output: Path = typer.Option(..., "--output", "-o", help="Figure file (.png, .pdf, .svg).")):
+    """Draw metric vs x, one curve per method, mean with ± std error bars over seeds."""
+    from .report import load_records, plot_curves
+
+    df, _ = load_records(directories)
+    plot_curves(df, metric, x, by, loglog=loglog, title=title, output=output)
+    typer.echo(str(output))
 
 
 @app.command("list")

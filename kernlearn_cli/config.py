@@ -88,11 +88,19 @@ def load(path: str | Path, overrides: list[str] = (), seed: int | None = None) -
         key, sep, text = item.partition("=")
         if not sep or not key.strip():
             raise ConfigError(f"--set '{item}': expected KEY=VALUE with a dotted key, e.g. --set solver.tol=1e-6.")
-        set_dotted(cfg, key.strip(), yaml.safe_load(text) if text.strip() else "", f"--set {key}")
+        key, value = key.strip(), yaml.safe_load(text) if text.strip() else ""
+        if key.startswith("grid."):            # grid keys are themselves dotted: grid.<key>=<values>
+            if not isinstance(cfg.get("grid"), dict):
+                cfg["grid"] = {}
+            cfg["grid"][key[len("grid."):]] = value
+        else:
+            set_dotted(cfg, key, value, f"--set {key}")
     if seed is not None:
         cfg["seed"] = seed
-        if isinstance(cfg.get("grid"), dict):
-            cfg["grid"].pop("seed", None)
+        if isinstance(cfg.get("grid"), dict) and "seed" in cfg["grid"]:
+            cfg["grid"].pop("seed")
+            if not cfg["grid"]:
+                del cfg["grid"]
     validate(cfg, str(path))
     return cfg
 
@@ -132,13 +140,29 @@ def validate(cfg: dict, where: str) -> None:
         raise ConfigError(f"{where}: 'seed' must be a non-negative integer, got {cfg['seed']!r}.")
     if not isinstance(cfg.get("evaluate", []), list):
         raise ConfigError(f"{where}: 'evaluate' must be a list of mappings with a 'name' key.")
-    grid = cfg.get("grid", {}) or {}
-    if not isinstance(grid, dict):
-        raise ConfigError(f"{where}: 'grid' must map dotted keys to lists of values.")
-    for key, values in grid.items():
+    grid = cfg.get("grid", {})
+    if "grid" in cfg and (not isinstance(grid, dict) or not grid):
+        raise ConfigError(f"{where}: 'grid' must map dotted keys to non-empty lists of values "
+                          f"(e.g. constraints.count: [50, 100]); remove it for a single cell.")
+    for key, values in (grid or {}).items():
         grid_values(key, values, where)
     for k, cell in enumerate(expand(cfg)):
+        check_grid_keys(cell, where)
         bind_cell(cell, f"{where} (cell {k})" if grid else where)
+
+
+def check_grid_keys(cell: Cell, where: str) -> None:
+    """A grid key must name a setting of the component it points into."""
+    for key in cell.grid_values:
+        parts = key.split(".")
+        if parts[0] in COMPONENTS and len(parts) == 2 and parts[1] != "name":
+            spec = cell.config[parts[0]]
+            entry = REGISTRIES[COMPONENTS[parts[0]]].get(spec.get("name"), f"{where}: {parts[0]}")
+            allowed = set(entry.parameters()) | ({"reference"} if parts[0] == "constraints" else set())
+            if parts[1] not in allowed:
+                raise ConfigError(f"{where}: grid key '{key}' does not exist: {parts[0]} '{entry.name}' has no "
+                                  f"setting '{parts[1]}'.{did_you_mean(parts[1], allowed)} "
+                                  f"Valid: {', '.join(sorted(allowed))}.")
 
 
 def grid_values(key: str, values: Any, where: str) -> list:
@@ -157,7 +181,7 @@ def grid_values(key: str, values: Any, where: str) -> list:
 
 def expand(cfg: dict) -> list[Cell]:
     """The cells of a config, numbered in the fixed expansion order."""
-    grid = cfg.get("grid", {}) or {}
+    grid = cfg.get("grid") or {}
     base = {k: v for k, v in cfg.items() if k != "grid"}
     base.setdefault("seed", 0)
     base.setdefault("evaluate", [])

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import inspect
+import os
 import json
 import time
 from functools import lru_cache
@@ -10,6 +11,7 @@ from pathlib import Path
 from typing import Callable
 
 import numpy as np
+from threadpoolctl import threadpool_limits
 
 from . import __version__
 from .config import Cell, bind_cell
@@ -46,8 +48,20 @@ def _initial_factor(dataset_key: str, kernel_key: str) -> np.ndarray:
     return G
 
 
+def blas_threads() -> int:
+    """BLAS threads per cell: ``KERNLEARN_BLAS_THREADS`` (default 1, the same in every process)."""
+    value = os.environ.get("KERNLEARN_BLAS_THREADS", "1")
+    return int(value) if value.isdigit() and int(value) > 0 else 1
+
+
 def run_cell(cell: Cell, out_dir: Path, *, where: str = "config", force: bool = False,
              progress: Callable | None = None) -> dict | None:
+    """Run one cell under a fixed BLAS thread count (see :func:`_run_cell`)."""
+    with threadpool_limits(limits=blas_threads()):
+        return _run_cell(cell, out_dir, where=where, force=force, progress=progress)
+
+
+def _run_cell(cell: Cell, out_dir: Path, *, where: str, force: bool, progress: Callable | None) -> dict | None:
     """Run one cell and write ``out_dir/<cell id>/{factors.h5, record.json}``.
 
     Returns the record, or None when the cell was already finished (and ``force`` is off).
@@ -57,6 +71,7 @@ def run_cell(cell: Cell, out_dir: Path, *, where: str = "config", force: bool = 
     cell_dir = Path(out_dir) / cell.id
     if is_finished(cell_dir) and not force:
         return None
+    (cell_dir / RECORD).unlink(missing_ok=True)      # a cell being rerun must not look finished
     bound = bind_cell(cell, where)
     ds_entry, ds_params = bound["dataset"]
     ds_key = _key(ds_entry, ds_params)

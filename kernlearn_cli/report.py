@@ -1,50 +1,67 @@
-"""Per-cell records -> pandas tables (CSV + Markdown), mean +- std over seeds."""
+"""Per-cell records -> pandas tables (CSV, Markdown, LaTeX) and figures.
+
+``summarize`` gives one row per setting (every varying value but the seed) with the
+mean and std of each metric over seeds; ``pivot`` lays one metric out like a paper's
+table (rows e.g. constraint counts or datasets, columns e.g. methods).
+"""
 
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from .errors import KernlearnError
-from .io import FACTORS, RECORD
+from .errors import ConfigError, KernlearnError
+from .io import FACTORS, RECORD, atomic_path
 
 SUMMARY = ("iterations", "seconds", "objective")
+_NOT_SETTINGS = {"cell", "seed", "converged", "constraints", "n", "rank0", *SUMMARY}
 
 
-def load_records(root: Path) -> tuple[pd.DataFrame, int]:
-    """All finished cells under ``root`` as one row each, and the number of incomplete cells.
+def load_records(roots: list[Path]) -> tuple[pd.DataFrame, int]:
+    """All finished cells under ``roots`` as one row each, and the number of incomplete cells.
 
     An incomplete cell is a folder with a factors file or temporary file but no record.
     """
-    root = Path(root)
-    if not root.is_dir():
-        raise KernlearnError(f"collect: '{root}' is not a folder of results.")
-    rows = []
-    for rec_path in sorted(root.rglob(RECORD)):
-        rec = json.loads(rec_path.read_text())
-        row = {"experiment": rec["experiment"], "cell": rec["cell"]}
-        for key, value in rec["grid"].items():
-            row[key] = value.get("name", json.dumps(value)) if isinstance(value, dict) else value
-        row.setdefault("seed", rec["seed"])
-        row.update(solver=rec["solver"], dataset=rec["dataset"], constraints=rec["constraints"],
-                   converged=rec["converged"], **{k: rec[k] for k in SUMMARY}, **rec["metrics"])
-        rows.append(row)
-    finished = {p.parent for p in root.rglob(RECORD)}
-    started = {p.parent for p in root.rglob(FACTORS)} | {p.parent for p in root.rglob(".*.tmp")}
-    return pd.DataFrame(rows), len(started - finished)
+    rows, incomplete = [], 0
+    for root in map(Path, roots):
+        if not root.is_dir():
+            raise KernlearnError(f"collect: '{root}' is not a folder of results.")
+        for rec_path in sorted(root.rglob(RECORD)):
+            rec = json.loads(rec_path.read_text())
+            row = {"experiment": rec["experiment"], "cell": rec["cell"]}
+            for key, value in rec["grid"].items():
+                row[key] = value.get("name", json.dumps(value)) if isinstance(value, dict) else value
+            row.setdefault("seed", rec["seed"])
+            row.update(solver=rec["solver"], dataset=rec["dataset"], constraints=rec["constraints"],
+                       n=rec["n"], rank0=rec["rank0"], converged=rec["converged"],
+                       **{k: rec[k] for k in SUMMARY}, **rec["metrics"])
+            rows.append(row)
+        finished = {p.parent for p in root.rglob(RECORD)}
+        started = {p.parent for p in root.rglob(FACTORS)} | {p.parent for p in root.rglob(".*.tmp")}
+        incomplete += len(started - finished)
+    return pd.DataFrame(rows), incomplete
+
+
+def metric_columns(df: pd.DataFrame) -> list[str]:
+    return [c for c in df.columns if c not in _NOT_SETTINGS and pd.api.types.is_float_dtype(df[c])
+            and not c.endswith("_std")]
+
+
+def setting_columns(df: pd.DataFrame) -> list[str]:
+    """Columns that distinguish settings: everything that varies, except seeds and results."""
+    metrics = set(metric_columns(df))
+    keys = [c for c in df.columns if c not in _NOT_SETTINGS and c not in metrics and not c.endswith("_std")]
+    return [k for k in keys if df[k].nunique(dropna=False) > 1] or ["experiment"]
 
 
 def summarize(df: pd.DataFrame) -> pd.DataFrame:
     """Group by every varying setting except the seed; mean and std of the numeric results."""
-    fixed = {"cell", "seed", "converged", "constraints", *SUMMARY}
-    metrics = [c for c in df.columns if c not in fixed and pd.api.types.is_float_dtype(df[c])
-               and not c.endswith("_std")]
-    keys = [c for c in df.columns if c not in fixed and c not in metrics and not c.endswith("_std")]
-    keys = [k for k in keys if df[k].nunique() > 1] or ["experiment"]
-    values = metrics + list(SUMMARY)
+    keys = setting_columns(df)
+    values = metric_columns(df) + list(SUMMARY)
     g = df.groupby(keys, sort=True, dropna=False)
     out = g[values].agg(["mean", "std"])
     out.columns = [f"{a}_{b}" for a, b in out.columns]
@@ -55,30 +72,138 @@ def summarize(df: pd.DataFrame) -> pd.DataFrame:
     return out.reset_index()
 
 
-def markdown(summary: pd.DataFrame) -> str:
-    """'mean ± std' cells, one column per metric, in Markdown."""
+def _pm(mean: float, std: float, digits: int) -> str:
+    if not np.isfinite(mean):
+        return "–"
+    return f"{mean:.{digits}f} ± {0.0 if not np.isfinite(std) else std:.{digits}f}"
+
+
+def display(summary: pd.DataFrame) -> pd.DataFrame:
+    """'mean ± std' strings, one column per metric, plus the sweep range, seeds and converged share."""
     shown = pd.DataFrame()
-    means = [c[:-5] for c in summary.columns if c.endswith("_mean")]
     for c in summary.columns:
         if not c.endswith(("_mean", "_std", "_min", "_max")) and c not in ("seeds", "converged"):
             shown[c] = summary[c]
-    for m in means:
-        digits = 1 if m in ("iterations",) else 4
-        mean, std = summary[f"{m}_mean"], summary[f"{m}_std"].fillna(0.0)
-        shown[m] = [f"{a:.{digits}f} ± {b:.{digits}f}" if np.isfinite(a) else "" for a, b in zip(mean, std)]
+    for m in (c[:-5] for c in summary.columns if c.endswith("_mean")):
+        digits = 1 if m == "iterations" else 4
+        shown[m] = [_pm(a, b, digits) for a, b in zip(summary[f"{m}_mean"], summary[f"{m}_std"])]
     shown["iterations range"] = [f"{a}–{b}" for a, b in zip(summary["iterations_min"], summary["iterations_max"])]
     shown["seeds"] = summary["seeds"]
     shown["converged"] = summary["converged"].map(lambda x: f"{x:.0%}")
-    return shown.to_markdown(index=False)
+    return shown
 
 
-def collect(root: Path) -> tuple[pd.DataFrame, str, int]:
-    """Write ``table.csv`` and ``table.md`` into ``root``; return (summary, markdown, incomplete)."""
-    df, incomplete = load_records(root)
+def pivot(df: pd.DataFrame, metric: str, rows: str | None = None, cols: str | None = None,
+          digits: int = 3, agg: str = "mean") -> pd.DataFrame:
+    """One metric as a paper's table: ``rows`` x ``cols`` of 'mean ± std' over seeds
+    (``agg`` = ``min`` or ``max``: that statistic instead, e.g. the most sweeps any run took).
+
+    Defaults: rows = the first varying setting that is not the column key, cols = ``solver``
+    (or ``experiment`` when all cells share a solver).
+    """
+    if metric not in df.columns:
+        raise ConfigError(f"collect: no metric '{metric}'; the records have {', '.join(metric_columns(df) + list(SUMMARY))}.")
+    settings = setting_columns(df)
+    cols = cols or ("solver" if df["solver"].nunique() > 1 else "experiment")
+    rows = rows or next((k for k in settings if k != cols and k not in ("experiment", "dataset", "solver")),
+                        next((k for k in settings if k != cols), "dataset"))
+    for key in (rows, cols):
+        if key not in df.columns:
+            raise ConfigError(f"collect: no column '{key}'; valid: {', '.join(c for c in df.columns if c != 'cell')}.")
+    if agg not in ("mean", "min", "max"):
+        raise ConfigError(f"collect: --agg must be mean, min or max, got '{agg}'.")
+    g = df.groupby([rows, cols], dropna=False)[metric]
+    stats = g.agg(["mean", "std", "min", "max"]).reset_index()
+    stats["value"] = ([_pm(a, b, digits) for a, b in zip(stats["mean"], stats["std"])] if agg == "mean"
+                      else [f"{v:.{digits}g}" for v in stats[agg]])
+    table = stats.pivot(index=rows, columns=cols, values="value").fillna("–")
+    table.columns.name = None
+    return table.reset_index()
+
+
+def write_tables(table: pd.DataFrame, prefix: Path, numeric: pd.DataFrame | None = None) -> list[Path]:
+    """``prefix``.md and .tex of ``table``, and .csv of ``numeric`` (default ``table``), atomically."""
+    paths = []
+    numeric = table if numeric is None else numeric
+    for suffix, text in ((".csv", numeric.to_csv(index=False)), (".md", table.to_markdown(index=False) + "\n"),
+                         (".tex", table.to_latex(index=False).replace("±", r"$\pm$"))):
+        path = prefix.with_suffix(suffix)
+        with atomic_path(path) as tmp:
+            tmp.write_text(text)
+        paths.append(path)
+    return paths
+
+
+def fill_marker(path: Path, marker: str, text: str) -> None:
+    """Replace what stands between ``<!-- kernlearn:MARKER -->`` and ``<!-- /kernlearn:MARKER -->``."""
+    path = Path(path)
+    source = path.read_text()
+    pattern = re.compile(rf"(<!-- kernlearn:{re.escape(marker)} -->\n).*?(<!-- /kernlearn:{re.escape(marker)} -->)", re.S)
+    if not pattern.search(source):
+        raise ConfigError(f"--into {path}: no block '<!-- kernlearn:{marker} -->' ... "
+                          f"'<!-- /kernlearn:{marker} -->' to fill.")
+    with atomic_path(path) as tmp:
+        tmp.write_text(pattern.sub(lambda m: m.group(1) + text.rstrip() + "\n" + m.group(2), source))
+
+
+def collect(roots: list[Path], *, metric: str | None = None, rows: str | None = None, cols: str | None = None,
+            agg: str = "mean", prefix: Path | None = None) -> tuple[pd.DataFrame, str, int]:
+    """Aggregate the records under ``roots``; write CSV/Markdown/LaTeX at ``prefix``.
+
+    Without ``metric``: the long table (every metric, mean ± std), prefix ``<root>/table``.
+    With ``metric``: :func:`pivot`, prefix ``<root>/table_<metric>``.
+    Returns (table, its Markdown, number of incomplete cells ignored).
+    """
+    df, incomplete = load_records(roots)
     if df.empty:
-        raise KernlearnError(f"collect: no finished cells under '{root}' (no {RECORD} files).")
-    summary = summarize(df)
-    md = markdown(summary)
-    summary.to_csv(Path(root) / "table.csv", index=False)
-    (Path(root) / "table.md").write_text(md + "\n")
-    return summary, md, incomplete
+        raise KernlearnError(f"collect: no finished cells under {', '.join(map(str, roots))} (no {RECORD} files).")
+    if metric is None:
+        numeric = summarize(df)
+        table = display(numeric)
+    else:
+        numeric = table = pivot(df, metric, rows, cols, agg=agg)
+    name = "table" if metric is None else f"table_{metric}" + ("" if agg == "mean" else f"_{agg}")
+    write_tables(table, prefix or Path(roots[0]) / name, numeric)
+    return table, table.to_markdown(index=False), incomplete
+
+
+def plot_curves(df: pd.DataFrame, metric: str, x: str, by: str | None, *, loglog: bool = False,
+                title: str | None = None, output: Path) -> None:
+    """Mean of ``metric`` against ``x`` with ± std error bars, one curve per value of ``by``."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    if df.empty:
+        raise KernlearnError("plot: no finished cells.")
+    by = by or ("solver" if df["solver"].nunique() > 1 else "experiment")
+    for key in (metric, x, by):
+        if key not in df.columns:
+            raise ConfigError(f"plot: no column '{key}'; valid: {', '.join(c for c in df.columns if c != 'cell')}.")
+    fig, ax = plt.subplots(figsize=(5.5, 4))
+    baselines = df[df[x].isna()]           # cells without an x value (e.g. K0 or a target kernel)
+    if not baselines.empty:
+        keys = [k for k in setting_columns(baselines) if k != x]
+        for k, (label, part) in enumerate(baselines.groupby(keys, sort=True)):
+            name = ", ".join(map(str, label if isinstance(label, tuple) else (label,)))
+            ax.axhline(part[metric].mean(), ls="--", lw=1, color=f"C{7 + k % 3}", label=name)
+    for label, part in df[df[x].notna()].groupby(by, sort=True):
+        stats = part.groupby(x)[metric].agg(["mean", "std"]).sort_index()
+        ax.errorbar(stats.index, stats["mean"], yerr=stats["std"].fillna(0), marker="o", ms=4, capsize=3,
+                    label=str(label))
+    if loglog:
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+    ax.set_xlabel(x)
+    ax.set_ylabel(metric)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8)
+    if title:
+        ax.set_title(title)
+    fig.tight_layout()
+    output = Path(output)
+    output.parent.mkdir(parents=True, exist_ok=True)
+    with atomic_path(output) as tmp:
+        fig.savefig(tmp, format=output.suffix.lstrip(".") or "png", dpi=120)
+    plt.close(fig)

@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 import yaml
 
@@ -162,3 +163,53 @@ def test_checksum_mismatch_on_download(tmp_path):
     assert not (tmp_path / "home" / "sonar" / "sonar.all-data").exists()
     run = kernlearn("run", config(tmp_path, dataset={"name": "sonar"}), "--out", tmp_path / "out", env=env)
     assert run.returncode == 2 and "sha256" in run.stderr and not list((tmp_path).rglob("factors.h5"))
+
+
+def without_timing(csv):
+    """A results table without its wall-clock columns (the only ones that may differ between runs)."""
+    df = pd.read_csv(csv)
+    return df[[c for c in df.columns if not c.startswith("seconds")]]
+
+
+def test_jobs_and_array_tasks_give_the_same_table(tmp_path):
+    cfg = config(tmp_path, grid={"constraints.count": [10, 30], "seed": "range(2)"})
+    one = kernlearn("run", cfg, "--out", tmp_path / "one")
+    two = kernlearn("run", cfg, "--out", tmp_path / "two", "--jobs", "2")
+    assert one.returncode == 0 and two.returncode == 0, two.stderr
+    for task in range(2):       # two array tasks of two cells each
+        res = kernlearn("run", cfg, "--out", tmp_path / "arr", "--array-index", task, "--cells-per-task", 2)
+        assert res.returncode == 0 and "2 cell(s) run" in res.stderr
+    kernlearn("collect", tmp_path / "arr")
+    tables = [without_timing(tmp_path / d / "table.csv") for d in ("one", "two", "arr")]
+    assert tables[0].equals(tables[1]) and tables[0].equals(tables[2])
+
+
+def test_collect_pivot_latex_into_and_plot(tmp_path):
+    cfg = config(tmp_path, grid={"constraints.count": [10, 30], "seed": "range(2)"})
+    assert kernlearn("run", cfg, "--out", tmp_path / "out").returncode == 0
+    readme = tmp_path / "R.md"
+    readme.write_text("intro\n<!-- kernlearn:t -->\nOLD TEXT\n<!-- /kernlearn:t -->\nend\n")
+    res = kernlearn("collect", tmp_path / "out", "--metric", "nmi", "--rows", "constraints.count",
+                    "--into", readme, "--marker", "t")
+    assert res.returncode == 0, res.stderr
+    text = readme.read_text()
+    assert "OLD TEXT" not in text and "constraints.count |" in text and text.endswith("<!-- /kernlearn:t -->\nend\n")
+    assert r"\pm" in (tmp_path / "out" / "table_nmi.tex").read_text()
+    res = kernlearn("plot", tmp_path / "out", "--metric", "nmi", "-o", tmp_path / "fig.png")
+    assert res.returncode == 0 and (tmp_path / "fig.png").read_bytes()[:4] == b"\x89PNG"
+
+
+def test_slurm_script_and_scheduler_mistakes(tmp_path):
+    cfg = config(tmp_path, grid={"seed": "range(5)"})
+    res = kernlearn("slurm", cfg, "--out", tmp_path / "out", "--cells-per-task", 2, "--partition", "short",
+                    "--time", "00:10:00", "--mem", "2G")
+    assert res.returncode == 0, res.stderr
+    script = Path(res.stdout.strip()).read_text()
+    assert "#SBATCH --array=0-2" in script and "#SBATCH --partition=short" in script
+    assert "--cells-per-task 2" in script and "run" in script
+    bad = kernlearn("run", cfg, "--out", tmp_path / "out", "--array-index", 5)
+    assert bad.returncode == 2 and "array index 5 is out of range" in bad.stderr and "0..4" in bad.stderr
+    assert kernlearn("run", cfg, "--out", tmp_path / "out", "--array-index", 0).returncode == 0
+    other = config(tmp_path, grid={"seed": "range(5)"}, solver={"name": "burg", "slack": 2.0})
+    clash = kernlearn("run", other, "--out", tmp_path / "out")
+    assert clash.returncode == 2 and "was written by a different config" in clash.stderr and "solver" in clash.stderr

@@ -76,3 +76,19 @@ def test_missing_file_and_bad_yaml(tmp_path):
     p.write_text("name: [unclosed\n")
     with pytest.raises(ConfigError, match="not valid YAML"):
         load(p)
+
+
+def test_empty_grid_and_unknown_grid_key(tmp_path):
+    with pytest.raises(ConfigError, match="'grid' must map dotted keys to non-empty lists"):
+        load(write(tmp_path, dict(BASE, grid={})))
+    with pytest.raises(ConfigError, match="grid key 'solver.tolerance' does not exist: solver 'burg' has no "
+                                          "setting 'tolerance'. Did you mean 'tol'"):
+        load(write(tmp_path, dict(BASE, grid={"solver.tolerance": [1, 2]})))
+    with pytest.raises(ConfigError, match="grid key 'solvr.tol' does not start with a config key"):
+        load(write(tmp_path, dict(BASE, grid={"solvr.tol": [1, 2]})))
+
+
+def test_set_grid_axis(tmp_path):
+    cfg = load(write(tmp_path, dict(BASE, grid={"seed": "range(20)"})), ["grid.seed=range(2)",
+                                                                          "grid.constraints.count=[3, 4]"])
+    assert [(c.seed, c.config["constraints"]["count"]) for c in expand(cfg)] == [(0, 3), (0, 4), (1, 3), (1, 4)]
