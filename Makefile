@@ -26,8 +26,9 @@ run: install                      ## quick Burg run on iris (bundled with scikit
 test: install                     ## the test suite
 	$(PY) -m pytest
 
-bench: install                    ## projections per second, compiled vs NumPy loop
+bench: install                    ## Burg projections/s vs a NumPy loop; --jobs 2 vs --jobs 1
 	$(PY) benchmarks/bench_burg.py
+	$(PY) benchmarks/bench_jobs.py
 
 # ---- reproduction: one target per paper table/figure ------------------------------------
 # `make reproduce` runs everything with the configs' seeds, writes tables (CSV, Markdown,

@@ -40,7 +40,7 @@ def run(config: Path = typer.Argument(..., help="YAML experiment config."),
         array_index: Optional[int] = typer.Option(
             None, "--array-index", help="Run only array task K (default: $SLURM_ARRAY_TASK_ID, $SGE_TASK_ID, "
                                         "$PBS_ARRAY_INDEX or $LSB_JOBINDEX when set)."),
-        cells_per_task: int = typer.Option(1, "--cells-per-task", help="Cells per array task."),
+        cells_per_task: int = typer.Option(1, "--cells-per-task", help="Cells per array task (with an index)."),
         force: bool = typer.Option(False, "--force", help="Rerun finished cells."),
         verbose: int = typer.Option(0, "--verbose", "-v", count=True, help="-v: solver iterations.")):
     """Run the cells of CONFIG (finished cells are skipped) and print the results table."""
@@ -53,8 +53,8 @@ def run(config: Path = typer.Argument(..., help="YAML experiment config."),
     out = out or Path("results") / cfg["name"]
     if array_index is None:
         array_index = array_index_from_env()
-    if array_index is not None or cells_per_task != 1:
-        cells = select_cells(cells, array_index or 0, cells_per_task, str(config))
+    if array_index is not None:
+        cells = select_cells(cells, array_index, cells_per_task, str(config))
     claim_folder(out, cfg, str(config))
 
     done = skipped = 0
@@ -197,14 +197,13 @@ def datasets_fetch(name: str = typer.Argument(..., help="Catalogue dataset name.
 
 @datasets_app.command("verify")
 def datasets_verify(name: Optional[str] = typer.Argument(None, help="Catalogue dataset (default all).")):
-    """Check the sha256 of the files in the data home."""
+    """Check the sha256 of the files in the data home (exit status 1 if any file is corrupt)."""
     from .data import catalogue
 
-    bad = 0
-    for row in catalogue.verify(name):
-        typer.echo("  ".join(str(x) for x in row))
-        bad += row[-1] != "ok"
-    if bad:
+    rows = catalogue.verify(name)
+    for row in rows:
+        typer.echo(f"{row.dataset:<26} {row.file:<48} {row.status}")
+    if any(row.status == "mismatch" for row in rows):
         raise typer.Exit(1)
 
 

@@ -71,7 +71,8 @@ def _run_cell(cell: Cell, out_dir: Path, *, where: str, force: bool, progress: C
     cell_dir = Path(out_dir) / cell.id
     if is_finished(cell_dir) and not force:
         return None
-    (cell_dir / RECORD).unlink(missing_ok=True)      # a cell being rerun must not look finished
+    if force:
+        (cell_dir / RECORD).unlink(missing_ok=True)  # a cell being rerun must not look finished
     bound = bind_cell(cell, where)
     ds_entry, ds_params = bound["dataset"]
     ds_key = _key(ds_entry, ds_params)

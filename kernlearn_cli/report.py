@@ -17,8 +17,11 @@ import pandas as pd
 from .errors import ConfigError, KernlearnError
 from .io import FACTORS, RECORD, atomic_path
 
-SUMMARY = ("iterations", "seconds", "objective")
-_NOT_SETTINGS = {"cell", "seed", "converged", "constraints", "n", "rank0", *SUMMARY}
+#: Deterministic per-cell results besides the metrics; wall-clock time is kept apart
+#: (``timing.*``) so that tables of the same config are identical, bit for bit.
+SUMMARY = ("iterations", "objective")
+TIMING = "seconds"
+_NOT_SETTINGS = {"cell", "seed", "converged", "constraints", "n", "rank0", TIMING, *SUMMARY}
 
 
 def load_records(roots: list[Path]) -> tuple[pd.DataFrame, int]:
@@ -38,10 +41,11 @@ def load_records(roots: list[Path]) -> tuple[pd.DataFrame, int]:
             row.setdefault("seed", rec["seed"])
             row.update(solver=rec["solver"], dataset=rec["dataset"], constraints=rec["constraints"],
                        n=rec["n"], rank0=rec["rank0"], converged=rec["converged"],
-                       **{k: rec[k] for k in SUMMARY}, **rec["metrics"])
+                       **{k: rec[k] for k in (*SUMMARY, TIMING)}, **rec["metrics"])
             rows.append(row)
         finished = {p.parent for p in root.rglob(RECORD)}
-        started = {p.parent for p in root.rglob(FACTORS)} | {p.parent for p in root.rglob(".*.tmp")}
+        started = {p.parent for pattern in (FACTORS, f".{FACTORS}.*.tmp", f".{RECORD}.*.tmp")
+                   for p in root.rglob(pattern)}
         incomplete += len(started - finished)
     return pd.DataFrame(rows), incomplete
 
@@ -58,17 +62,19 @@ def setting_columns(df: pd.DataFrame) -> list[str]:
     return [k for k in keys if df[k].nunique(dropna=False) > 1] or ["experiment"]
 
 
-def summarize(df: pd.DataFrame) -> pd.DataFrame:
-    """Group by every varying setting except the seed; mean and std of the numeric results."""
+def summarize(df: pd.DataFrame, timing: bool = False) -> pd.DataFrame:
+    """Group by every varying setting except the seed; mean and std of the numeric results
+    (of the wall-clock ``seconds`` alone with ``timing``)."""
     keys = setting_columns(df)
-    values = metric_columns(df) + list(SUMMARY)
+    values = [TIMING] if timing else metric_columns(df) + list(SUMMARY)
     g = df.groupby(keys, sort=True, dropna=False)
     out = g[values].agg(["mean", "std"])
     out.columns = [f"{a}_{b}" for a, b in out.columns]
-    out["iterations_min"] = g["iterations"].min()
-    out["iterations_max"] = g["iterations"].max()
+    if not timing:
+        out["iterations_min"] = g["iterations"].min()
+        out["iterations_max"] = g["iterations"].max()
+        out["converged"] = g["converged"].mean()
     out["seeds"] = g.size()
-    out["converged"] = g["converged"].mean()
     return out.reset_index()
 
 
@@ -87,9 +93,11 @@ def display(summary: pd.DataFrame) -> pd.DataFrame:
     for m in (c[:-5] for c in summary.columns if c.endswith("_mean")):
         digits = 1 if m == "iterations" else 4
         shown[m] = [_pm(a, b, digits) for a, b in zip(summary[f"{m}_mean"], summary[f"{m}_std"])]
-    shown["iterations range"] = [f"{a}–{b}" for a, b in zip(summary["iterations_min"], summary["iterations_max"])]
+    if "iterations_min" in summary:
+        shown["iterations range"] = [f"{a}–{b}" for a, b in zip(summary["iterations_min"],
+                                                                summary["iterations_max"])]
+        shown["converged"] = summary["converged"].map(lambda x: f"{x:.0%}")
     shown["seeds"] = summary["seeds"]
-    shown["converged"] = summary["converged"].map(lambda x: f"{x:.0%}")
     return shown
 
 
@@ -102,7 +110,8 @@ def pivot(df: pd.DataFrame, metric: str, rows: str | None = None, cols: str | No
     (or ``experiment`` when all cells share a solver).
     """
     if metric not in df.columns:
-        raise ConfigError(f"collect: no metric '{metric}'; the records have {', '.join(metric_columns(df) + list(SUMMARY))}.")
+        valid = metric_columns(df) + list(SUMMARY) + [TIMING]
+        raise ConfigError(f"collect: no metric '{metric}'; the records have {', '.join(valid)}.")
     settings = setting_columns(df)
     cols = cols or ("solver" if df["solver"].nunique() > 1 else "experiment")
     rows = rows or next((k for k in settings if k != cols and k not in ("experiment", "dataset", "solver")),
@@ -150,7 +159,8 @@ def collect(roots: list[Path], *, metric: str | None = None, rows: str | None = 
             agg: str = "mean", prefix: Path | None = None) -> tuple[pd.DataFrame, str, int]:
     """Aggregate the records under ``roots``; write CSV/Markdown/LaTeX at ``prefix``.
 
-    Without ``metric``: the long table (every metric, mean ± std), prefix ``<root>/table``.
+    Without ``metric``: the long table (every metric, mean ± std), prefix ``<root>/table``,
+    and the wall-clock times beside it (``<prefix>_timing`` or ``<root>/timing``).
     With ``metric``: :func:`pivot`, prefix ``<root>/table_<metric>``.
     Returns (table, its Markdown, number of incomplete cells ignored).
     """
@@ -160,6 +170,9 @@ def collect(roots: list[Path], *, metric: str | None = None, rows: str | None = 
     if metric is None:
         numeric = summarize(df)
         table = display(numeric)
+        timing = summarize(df, timing=True)
+        time_prefix = Path(f"{prefix}_timing") if prefix else Path(roots[0]) / "timing"
+        write_tables(display(timing), time_prefix, timing)
     else:
         numeric = table = pivot(df, metric, rows, cols, agg=agg)
     name = "table" if metric is None else f"table_{metric}" + ("" if agg == "mean" else f"_{agg}")

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import os
 from concurrent.futures import ProcessPoolExecutor, as_completed
-from multiprocessing import get_context
+from multiprocessing import get_all_start_methods, get_context
 from pathlib import Path
 from typing import Callable, Iterator
 
@@ -98,7 +98,9 @@ def run_cells(cells: list[Cell], out: Path, *, where: str, jobs: int = 1, force:
         for cell in cells:
             yield _run_one(cell, out, where, force, verbose)
         return
-    with ProcessPoolExecutor(max_workers=min(jobs, len(cells)), mp_context=get_context("spawn")) as pool:
+    # fork (where available) starts workers with everything already imported and compiled
+    ctx = get_context("fork" if "fork" in get_all_start_methods() else "spawn")
+    with ProcessPoolExecutor(max_workers=min(jobs, len(cells)), mp_context=ctx) as pool:
         futures = [pool.submit(_run_one, cell, out, where, force, verbose) for cell in cells]
         try:
             for fut in as_completed(futures):

@@ -3,9 +3,6 @@
 from __future__ import annotations
 
 import numpy as np
-from sklearn.cluster import KMeans
-from sklearn.metrics import normalized_mutual_info_score
-
 from ..registry import evaluators
 from ._common import require_labels, seed_from
 
@@ -18,6 +15,9 @@ def kernel_kmeans_nmi(G: np.ndarray, ds, *, rng, n_init: int = 10, average: str 
     starts, best of ``n_init``).  ``average`` is the NMI normalisation of
     scikit-learn (arithmetic, geometric, min, max).
     """
+    from sklearn.cluster import KMeans
+    from sklearn.metrics import normalized_mutual_info_score
+
     y = require_labels(ds, "kernel_kmeans_nmi")
     k = len(np.unique(y))
     pred = KMeans(n_clusters=k, n_init=n_init, random_state=seed_from(rng)).fit_predict(G)

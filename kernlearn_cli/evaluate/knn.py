@@ -3,9 +3,6 @@
 from __future__ import annotations
 
 import numpy as np
-from sklearn.model_selection import StratifiedKFold
-from sklearn.neighbors import KNeighborsClassifier
-
 from ..errors import ConfigError
 from ..registry import evaluators
 from ._common import require_labels, seed_from
@@ -20,6 +17,9 @@ def knn_accuracy(G: np.ndarray, ds, *, rng, k: int = 5, repeats: int = 10) -> di
     tests on the other, then swaps; the metric is the mean over 2 x ``repeats`` folds
     (``knn_accuracy_std`` their spread).
     """
+    from sklearn.model_selection import StratifiedKFold
+    from sklearn.neighbors import KNeighborsClassifier
+
     y = require_labels(ds, "knn_accuracy")
     if k < 1 or repeats < 1:
         raise ConfigError(f"evaluate knn_accuracy: k and repeats must be >= 1, got k={k}, repeats={repeats}.")
