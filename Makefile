@@ -10,7 +10,7 @@ export KERNLEARN_DATA_MIRROR ?= $(MIRROR)
 endif
 KULIS   := configs/papers/kulis2006
 
-.PHONY: install run test bench kulis2006 kulis2006-fig1 kulis2006-fig2 reproduce reproduce-quick slurm-test clean
+.PHONY: install run test bench kulis2006 kulis2006-fig1 kulis2006-fig2 kulis2006-fig2-vn kulis2006-gyrb-protocol tsuda2005 tsuda2005-fig2 tsuda2005-fig3 reproduce reproduce-quick slurm-test clean
 
 install: $(VENV)/.installed
 
@@ -26,8 +26,9 @@ run: install                      ## quick Burg run on iris (bundled with scikit
 test: install                     ## the test suite
 	$(PY) -m pytest
 
-bench: install                    ## Burg projections/s vs a NumPy loop; --jobs 2 vs --jobs 1
+bench: install                    ## Burg vs a NumPy loop; von Neumann vs Burg; --jobs 2 vs --jobs 1
 	$(PY) benchmarks/bench_burg.py
+	$(PY) benchmarks/bench_von_neumann.py
 	$(PY) benchmarks/bench_jobs.py
 
 # ---- reproduction: one target per paper table/figure ------------------------------------
@@ -41,17 +42,32 @@ JOBS     ?= 2
 RUN       = $(KL) run --jobs $(JOBS) $(if $(SEEDS),--set "grid.seed=$(SEEDS)")
 fill      = $(if $(README),--into $(README) --marker $(1))
 K06      := $(RESULTS)/kulis2006
+T05      := $(RESULTS)/tsuda2005
+TSUDA    := configs/papers/tsuda2005
 TABLES   := $(RESULTS)/tables
 FIGS     := $(RESULTS)/figures
 
-kulis2006-fig1: install           ## Digits, rank 16: NMI and 5-NN accuracy vs constraints (Burg half of Fig. 1)
+kulis2006-fig1: install           ## Digits, rank 16: NMI and 5-NN accuracy vs constraints, Burg and von Neumann
 	$(RUN) $(KULIS)/fig1_digits_initial.yaml --out $(K06)/fig1_digits_initial
 	$(RUN) $(KULIS)/fig1_digits_burg.yaml --out $(K06)/fig1_digits_burg
+	$(RUN) $(KULIS)/fig1_digits_von_neumann.yaml --out $(K06)/fig1_digits_von_neumann
 	$(KL) collect $(K06)/fig1_digits_initial --prefix $(TABLES)/kulis2006_fig1_digits_initial \
 	  $(call fill,kulis2006-fig1-initial)
 	$(KL) collect $(K06)/fig1_digits_burg --prefix $(TABLES)/kulis2006_fig1_digits_burg $(call fill,kulis2006-fig1)
-	$(KL) plot $(K06)/fig1_digits_burg $(K06)/fig1_digits_initial -m nmi -o $(FIGS)/kulis2006_fig1_nmi.png \
-	  --title "Digits, rank 16: kernel k-means NMI (Burg)"
+	$(KL) collect $(K06)/fig1_digits_von_neumann --prefix $(TABLES)/kulis2006_fig1_digits_von_neumann \
+	  $(call fill,kulis2006-fig1-vn)
+	$(KL) collect $(K06)/fig1_digits_burg $(K06)/fig1_digits_von_neumann -m nmi --rows constraints.count \
+	  --cols solver --prefix $(TABLES)/kulis2006_fig1_nmi $(call fill,kulis2006-fig1-nmi)
+	$(KL) plot $(K06)/fig1_digits_burg $(K06)/fig1_digits_von_neumann $(K06)/fig1_digits_initial -m nmi \
+	  -o $(FIGS)/kulis2006_fig1_nmi.png --title "Digits, rank 16: kernel k-means NMI"
+
+kulis2006-gyrb-protocol: install  ## Sec. 6: sweeps at 100 constraints, von Neumann vs DefiniteBoost
+	for ds in soybean_small wine; do \
+	  $(RUN) $(KULIS)/gyrb_protocol_von_neumann_$${ds}.yaml --out $(K06)/gyrb_protocol_von_neumann_$${ds} && \
+	  $(RUN) $(KULIS)/gyrb_protocol_definiteboost_$${ds}.yaml --out $(K06)/gyrb_protocol_definiteboost_$${ds} \
+	  || exit 1; done
+	$(KL) collect $(K06)/gyrb_protocol_* -m iterations --rows solver --cols dataset \
+	  --prefix $(TABLES)/kulis2006_gyrb_protocol_sweeps $(call fill,kulis2006-gyrb-protocol)
 
 kulis2006-fig2: install           ## GyrB protocol (Fig. 2) on the soybean_small and wine RBF targets
 	for ds in soybean_small wine; do \
@@ -67,12 +83,48 @@ kulis2006-fig2: install           ## GyrB protocol (Fig. 2) on the soybean_small
 	$(KL) collect $(K06)/fig2_soybean_small_target $(K06)/fig2_wine_target -m knn_accuracy --rows kernel \
 	  --cols dataset --prefix $(TABLES)/kulis2006_fig2_baselines $(call fill,kulis2006-fig2-baselines)
 
-kulis2006: kulis2006-fig1 kulis2006-fig2
+kulis2006: kulis2006-fig1 kulis2006-fig2 kulis2006-gyrb-protocol
 
-reproduce: kulis2006              ## every paper target
+tsuda2005-fig2: install           ## MEG on-line: cumulative loss vs the Lemma 3.2 bound, 1-NN error vs trials
+	for ds in soybean_small wine; do \
+	  $(RUN) $(TSUDA)/fig2_$${ds}_target.yaml --out $(T05)/fig2_$${ds}_target && \
+	  $(RUN) $(TSUDA)/fig2_$${ds}_meg.yaml --out $(T05)/fig2_$${ds}_meg && \
+	  $(KL) plot $(T05)/fig2_$${ds}_meg $(T05)/fig2_$${ds}_target -m knn_error --x solver.iterations --logx \
+	    -o $(FIGS)/tsuda2005_fig2_$${ds}_error.png --title "$$ds RBF target: MEG 1-NN error" && \
+	  $(KL) plot $(T05)/fig2_$${ds}_meg -m bound_ratio --x solver.iterations --loglog \
+	    -o $(FIGS)/tsuda2005_fig2_$${ds}_bound_ratio.png --title "$$ds: Lemma 3.2 bound / MEG loss" \
+	  || exit 1; done
+	$(KL) collect $(T05)/fig2_soybean_small_meg $(T05)/fig2_wine_meg -m knn_error --rows solver.iterations \
+	  --cols dataset --prefix $(TABLES)/tsuda2005_fig2_knn_error $(call fill,tsuda2005-fig2-error)
+	$(KL) collect $(T05)/fig2_soybean_small_meg $(T05)/fig2_wine_meg -m bound_ratio --rows solver.iterations \
+	  --cols dataset --prefix $(TABLES)/tsuda2005_fig2_bound_ratio $(call fill,tsuda2005-fig2-ratio)
+
+tsuda2005-fig3: install           ## DefiniteBoost on threshold constraints: dual objective, 1-NN error
+	for ds in soybean_small wine; do \
+	  $(RUN) $(TSUDA)/fig3_$${ds}.yaml --out $(T05)/fig3_$${ds} && \
+	  $(RUN) $(TSUDA)/fig3_$${ds}_steps.yaml --out $(T05)/fig3_$${ds}_steps && \
+	  $(KL) plot-history $(T05)/fig3_$${ds} --mean --logx -o $(FIGS)/tsuda2005_fig3_$${ds}_dual.png && \
+	  $(KL) plot $(T05)/fig3_$${ds}_steps -m knn_error --x solver.max_steps --by solver.dual_correction --loglog \
+	    -o $(FIGS)/tsuda2005_fig3_$${ds}_error.png --title "$$ds: DefiniteBoost 1-NN error" \
+	  || exit 1; done
+	$(KL) collect $(T05)/fig3_soybean_small $(T05)/fig3_wine -m knn_error --rows solver.dual_correction \
+	  --cols dataset --prefix $(TABLES)/tsuda2005_fig3_knn_error $(call fill,tsuda2005-fig3-error)
+	$(KL) collect $(T05)/fig3_soybean_small $(T05)/fig3_wine -m constraints --rows solver.dual_correction \
+	  --cols dataset --agg max --prefix $(TABLES)/tsuda2005_fig3_constraints $(call fill,tsuda2005-fig3-count)
+
+tsuda2005: tsuda2005-fig2 tsuda2005-fig3
+
+kulis2006-fig2-vn: install        ## Fig. 2 protocol, von Neumann beside Burg (soybean_small; 5 runs, ~10 min)
+	$(RUN) $(KULIS)/fig2_soybean_small_von_neumann.yaml --out $(K06)/fig2_soybean_small_von_neumann
+	$(KL) collect $(K06)/fig2_soybean_small_burg $(K06)/fig2_soybean_small_von_neumann -m knn_accuracy \
+	  --rows constraints.count --cols solver --prefix $(TABLES)/kulis2006_fig2_vn $(call fill,kulis2006-fig2-vn)
+	$(KL) plot $(K06)/fig2_soybean_small_burg $(K06)/fig2_soybean_small_von_neumann $(K06)/fig2_soybean_small_target \
+	  -m knn_accuracy -o $(FIGS)/kulis2006_fig2_soybean_small_vn.png --title "soybean_small target: Burg and von Neumann"
+
+reproduce: kulis2006 kulis2006-fig2-vn tsuda2005   ## every paper target
 
 reproduce-quick:                  ## the same with 3 seeds, into results/quick (README untouched)
-	$(MAKE) reproduce SEEDS='range(3)' RESULTS=results/quick README=
+	$(MAKE) kulis2006 tsuda2005 SEEDS='range(3)' RESULTS=results/quick README=
 
 slurm-test: install               ## the real SLURM job-array test (starts a one-node cluster; root)
 	$(PY) -m pytest tests/test_slurm.py -v

@@ -15,8 +15,6 @@ results differ (G bit for bit, or table.csv outside its wall-clock columns).
 from __future__ import annotations
 
 import argparse
-import csv
-import io
 import os
 import subprocess
 import sys

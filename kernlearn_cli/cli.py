@@ -156,14 +156,34 @@ def plot(directories: List[Path] = typer.Argument(..., help="Results folder(s) o
          x: str = typer.Option("constraints.count", "--x", help="x axis: a grid key, or n."),
          by: Optional[str] = typer.Option(None, "--by", help="One curve per value of this key (default solver)."),
          loglog: bool = typer.Option(False, "--loglog", help="Log-log axes (e.g. time vs n)."),
+         logx: bool = typer.Option(False, "--logx", help="Logarithmic x axis (e.g. iterations)."),
          title: Optional[str] = typer.Option(None, "--title"),
          output: Path = typer.Option(..., "--output", "-o", help="Figure file (.png, .pdf, .svg).")):
     """Draw metric vs x, one curve per method, mean with ± std error bars over seeds."""
     from .report import load_records, plot_curves
 
     df, _ = load_records(directories)
-    plot_curves(df, metric, x, by, loglog=loglog, title=title, output=output)
+    plot_curves(df, metric, x, by, loglog=loglog, logx=logx, title=title, output=output)
     typer.echo(str(output))
+
+
+@app.command("plot-history")
+def plot_history(directories: List[Path] = typer.Argument(..., help="Results folder(s) of experiments."),
+                 key: str = typer.Option("dual_objective", "--key", "-k",
+                                         help="History dataset of factors.h5 (e.g. dual_objective, dual_change)."),
+                 mean: bool = typer.Option(False, "--mean", help="Mean ± std band per setting instead of one line per cell."),
+                 logx: bool = typer.Option(False, "--logx", help="Logarithmic step axis."),
+                 logy: bool = typer.Option(False, "--logy", help="Logarithmic value axis."),
+                 xlabel: str = typer.Option("step", "--xlabel", help="Label of the x axis."),
+                 title: Optional[str] = typer.Option(None, "--title"),
+                 output: Path = typer.Option(..., "--output", "-o", help="Figure file (.png, .pdf, .svg).")):
+    """Draw a per-iteration history (history/KEY of each cell's factors.h5) against the step."""
+    from .report import plot_history as plot_history_
+
+    lines = plot_history_(directories, key, mean=mean, logx=logx, logy=logy, xlabel=xlabel, title=title,
+                          output=output)
+    typer.echo(str(output))
+    _echo_err(f"{lines} line(s) of history '{key}'")
 
 
 @app.command("list")

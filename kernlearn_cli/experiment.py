@@ -88,6 +88,8 @@ def _run_cell(cell: Cell, out_dir: Path, *, where: str, force: bool, progress: C
     sig = inspect.signature(solver.func).parameters
     if "dataset" in sig:
         extra["dataset"] = ds
+    if "reference" in sig:                        # e.g. MEG's comparison matrix U
+        extra["reference"] = G_ref
     if progress is not None and "callback" in sig:
         extra["callback"] = progress
     t0 = time.perf_counter()
@@ -96,7 +98,8 @@ def _run_cell(cell: Cell, out_dir: Path, *, where: str, force: bool, progress: C
 
     metrics = {}
     for k, (ev, ev_params) in enumerate(bound["evaluate"]):
-        metrics.update(ev.func(result.G, ds, rng=component_rng(cell.seed, STREAM_EVALUATE, k), **ev_params))
+        extra = {"result": result} if "result" in inspect.signature(ev.func).parameters else {}
+        metrics.update(ev.func(result.G, ds, rng=component_rng(cell.seed, STREAM_EVALUATE, k), **extra, **ev_params))
 
     write_factors(cell_dir / FACTORS, result, constraints, ds.y, solver=solver.name,
                   config=cell.config, seed=cell.seed, seconds=seconds)

@@ -180,8 +180,25 @@ def collect(roots: list[Path], *, metric: str | None = None, rows: str | None = 
     return table, table.to_markdown(index=False), incomplete
 
 
+def finish_figure(fig, ax, xlabel: str, ylabel: str, title: str | None, output: Path) -> None:
+    """Label, grid and title the axes, then save the figure atomically and close it."""
+    import matplotlib.pyplot as plt
+
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.grid(alpha=0.3)
+    if title:
+        ax.set_title(title)
+    fig.tight_layout()
+    output = Path(output)
+    output.parent.mkdir(parents=True, exist_ok=True)
+    with atomic_path(output) as tmp:
+        fig.savefig(tmp, format=output.suffix.lstrip(".") or "png", dpi=120)
+    plt.close(fig)
+
+
 def plot_curves(df: pd.DataFrame, metric: str, x: str, by: str | None, *, loglog: bool = False,
-                title: str | None = None, output: Path) -> None:
+                logx: bool = False, title: str | None = None, output: Path) -> None:
     """Mean of ``metric`` against ``x`` with ± std error bars, one curve per value of ``by``."""
     import matplotlib
 
@@ -205,18 +222,70 @@ def plot_curves(df: pd.DataFrame, metric: str, x: str, by: str | None, *, loglog
         stats = part.groupby(x)[metric].agg(["mean", "std"]).sort_index()
         ax.errorbar(stats.index, stats["mean"], yerr=stats["std"].fillna(0), marker="o", ms=4, capsize=3,
                     label=str(label))
-    if loglog:
+    if loglog or logx:
         ax.set_xscale("log")
+    if loglog:
         ax.set_yscale("log")
-    ax.set_xlabel(x)
-    ax.set_ylabel(metric)
-    ax.grid(alpha=0.3)
     ax.legend(fontsize=8)
-    if title:
-        ax.set_title(title)
-    fig.tight_layout()
-    output = Path(output)
-    output.parent.mkdir(parents=True, exist_ok=True)
-    with atomic_path(output) as tmp:
-        fig.savefig(tmp, format=output.suffix.lstrip(".") or "png", dpi=120)
-    plt.close(fig)
+    finish_figure(fig, ax, x, metric, title, output)
+
+
+def plot_history(roots: list[Path], key: str = "dual_objective", *, mean: bool = False, logx: bool = False,
+                 logy: bool = False, xlabel: str = "step", title: str | None = None, output: Path) -> int:
+    """Draw the per-iteration history ``history/<key>`` of every finished cell against its index.
+
+    Reads ``<cell>/factors.h5`` of each cell with a ``record.json`` under ``roots``. One line per
+    cell, labelled by its varying settings; with ``mean``, one line per setting (cells that differ
+    only in the seed) with a ± std band, shorter runs held at their last value. Returns the number
+    of lines drawn.
+    """
+    import h5py
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    df, _ = load_records(roots)
+    if df.empty:
+        raise KernlearnError(f"plot-history: no finished cells under {', '.join(map(str, roots))}.")
+    paths = {json.loads(p.read_text())["cell"]: p.parent / FACTORS
+             for root in map(Path, roots) for p in sorted(root.rglob(RECORD))}
+    curves = {}
+    for cell in df["cell"]:
+        with h5py.File(paths[cell], "r") as f:
+            hist = f.get("history")
+            if hist is None or key not in hist:
+                have = ", ".join(sorted(hist)) if hist is not None else "(none)"
+                raise ConfigError(f"plot-history: cell {cell} ({paths[cell]}) has no history '{key}'; "
+                                  f"its history datasets: {have}.")
+            curves[cell] = np.asarray(hist[key][()], dtype=np.float64)
+    settings = [k for k in setting_columns(df) if k != "seed"]
+    named = df.set_index("cell")[settings].astype(str)
+    labels = named.apply(lambda row: ", ".join(f"{k}={v}" for k, v in row.items()), axis=1) if settings else \
+        pd.Series(df["experiment"].values, index=df["cell"])
+    fig, ax = plt.subplots(figsize=(5.5, 4))
+    lines = 0
+    if mean:
+        for k, (label, cells) in enumerate(labels.groupby(labels, sort=True).groups.items()):
+            runs = [curves[c] for c in cells]
+            length = max(len(r) for r in runs)
+            stack = np.array([np.concatenate([r, np.full(length - len(r), r[-1] if len(r) else np.nan)])
+                              for r in runs])
+            m, s = stack.mean(axis=0), stack.std(axis=0)
+            x = np.arange(length)
+            ax.plot(x, m, color=f"C{k % 10}", lw=1.2, label=f"{label} (n={len(runs)})")
+            ax.fill_between(x, m - s, m + s, color=f"C{k % 10}", alpha=0.2, lw=0)
+            lines += 1
+    else:
+        for cell in df.sort_values(settings + ["seed"] if settings else ["seed"])["cell"]:
+            seed = df.loc[df["cell"] == cell, "seed"].iloc[0]
+            ax.plot(np.arange(len(curves[cell])), curves[cell], lw=1, label=f"{labels[cell]} (seed {seed})")
+            lines += 1
+    if logx:
+        ax.set_xscale("symlog", linthresh=1)
+    if logy:
+        ax.set_yscale("log")
+    if lines <= 12:
+        ax.legend(fontsize=7)
+    finish_figure(fig, ax, xlabel, key, title, output)
+    return lines

@@ -8,7 +8,7 @@ import os
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from multiprocessing import get_all_start_methods, get_context
 from pathlib import Path
-from typing import Callable, Iterator
+from typing import Iterator
 
 import yaml
 

@@ -50,3 +50,38 @@ def burg_divergence_dense(K, K0, rank_tol=1e-10):
     C = P.T @ K @ P                                   # K0^{-1/2} K K0^{-1/2}
     ev = np.linalg.eigvalsh(C)
     return float(np.sum(ev - np.log(ev) - 1))
+
+
+def von_neumann_dual_reference(G0, constraints):
+    """Return (K, objective) of min D_vN(K, K0) s.t. constraints, from its Lagrange dual.
+
+    In the range of K0 = V0 Lambda0 V0^T, stationarity gives
+    M(nu) = exp(log Lambda0 - sum_i nu_i Ahat_i) (Ahat_i = V0^T A_i V0), and the dual
+    g(nu) = tr Lambda0 - tr M(nu) - nu . b is smooth everywhere; it is maximised over
+    nu_i >= 0 (<=), nu_i <= 0 (>=), nu_i free (=) by L-BFGS-B with dense matrix
+    exponentials -- an algorithm independent of the cyclic projections under test.
+    """
+    from scipy.optimize import minimize
+
+    U, s, _ = np.linalg.svd(G0, full_matrices=False)
+    lam0 = s ** 2
+    A = constraint_matrices(U, constraints)
+    b = constraints.bound
+    names = [KINDS[k] for k in constraints.kind]
+    bounds = [(0, None) if n.endswith("le") else (None, 0) if n.endswith("ge") else (None, None) for n in names]
+
+    def expm_sym(S):
+        ev, Q = np.linalg.eigh(S)
+        return (Q * np.exp(ev)) @ Q.T
+
+    def neg_dual(nu):
+        M = expm_sym(np.diag(np.log(lam0)) - np.tensordot(nu, A, axes=1))
+        grad = np.einsum("kij,ij->k", A, M) - b
+        return -(lam0.sum() - np.trace(M) - nu @ b), -grad
+
+    res = minimize(neg_dual, np.zeros(len(b)), jac=True, bounds=bounds, method="L-BFGS-B",
+                   options=dict(ftol=1e-16, gtol=1e-12, maxiter=100000, maxfun=200000))
+    M = expm_sym(np.diag(np.log(lam0)) - np.tensordot(res.x, A, axes=1))
+    ev, Q = np.linalg.eigh(M)
+    objective = float(np.sum(ev * np.log(ev)) - np.sum(np.diag(M) * np.log(lam0)) - ev.sum() + lam0.sum())
+    return U @ M @ U.T, objective

@@ -12,12 +12,12 @@ import math
 import numpy as np
 from numba import njit
 
+from ._cyclic import BROKEN, OK, STUCK, TINY, dual_step, rel_violation, sign
+
 # Reassociation and contraction let LLVM vectorize the dot products; the NaN/Inf
 # assumptions stay off so the breakdown checks below keep working.
 _FASTMATH = {"reassoc", "contract", "nsz", "arcp"}
 
-OK, BROKEN, STUCK = 0, 1, 2
-_TINY = 1e-300
 
 
 @njit(cache=True, fastmath=_FASTMATH)
@@ -73,44 +73,13 @@ def _eigen_update(B, u, s, alpha, Bw):
     nn = 0.0
     for l in range(u.shape[0]):
         nn += u[l] * u[l]
-    if nn <= _TINY or s == 0.0:
+    if nn <= TINY or s == 0.0:
         return True
     den = 1.0 - alpha * s
     if not den > 0.0:
         return False
     _rank_one_update(B, u, (1.0 / math.sqrt(den) - 1.0) / nn, Bw)
     return True
-
-
-@njit(cache=True)
-def _sign(kind):
-    """delta of the signed form delta tr(KA) <= delta b: +1 (<=), -1 (>=), 0 (=)."""
-    if kind == 0 or kind == 2:
-        return 1.0
-    if kind == 1 or kind == 3:
-        return -1.0
-    return 0.0
-
-
-@njit(cache=True)
-def _dual_step(alpha_eq, lam, q, delta):
-    """Dual-corrected step of Bregman's method, eq. (4): returns the applied alpha."""
-    if delta == 0.0:          # equality: exact projection, lambda only tracked
-        lam[q] -= alpha_eq
-        return alpha_eq
-    a = min(lam[q], delta * alpha_eq)   # alpha' = min(lambda_i, alpha) in the signed form
-    lam[q] -= a
-    return delta * a
-
-
-@njit(cache=True)
-def _rel_violation(value, b, delta):
-    scale = max(abs(b), 1e-12)
-    if delta > 0:
-        return max(value - b, 0.0) / scale
-    if delta < 0:
-        return max(b - value, 0.0) / scale
-    return abs(value - b) / scale
 
 
 # Compiled eagerly (at import, or loaded from numba's cache) so that solver timings
@@ -148,7 +117,7 @@ def burg_sweep(G0, ci, cj, kind, bhat, lam, B, slack, v, w, e, Bw):
         i = ci[q]
         j = cj[q]
         k = kind[q]
-        delta = _sign(k)
+        delta = sign(k)
         is_dist = k == 0 or k == 1 or k == 4
         b = bhat[q]
         if is_dist or i == j:
@@ -159,13 +128,13 @@ def burg_sweep(G0, ci, cj, kind, bhat, lam, B, slack, v, w, e, Bw):
             p = 0.0
             for l in range(r):
                 p += w[l] * w[l]                      # p = z^T K z = ||w||^2
-            viol = _rel_violation(p, b, delta)
+            viol = rel_violation(p, b, delta)
             if viol > maxviol:
                 maxviol = viol
                 argmax = q
             if not math.isfinite(p):
                 return BROKEN, q, maxviol, argmax
-            if p <= _TINY:
+            if p <= TINY:
                 if viol > 0.0:
                     return STUCK, q, maxviol, argmax
                 continue
@@ -175,7 +144,7 @@ def burg_sweep(G0, ci, cj, kind, bhat, lam, B, slack, v, w, e, Bw):
                 alpha_eq = -np.inf                    # z^T K z >= b <= 0 always holds: release lambda
             else:
                 return STUCK, q, maxviol, argmax
-            alpha = _dual_step(alpha_eq, lam, q, delta)
+            alpha = dual_step(alpha_eq, lam, q, delta)
             denom = 1.0 - alpha * p
             if not denom > 0.0 or not math.isfinite(alpha):
                 return BROKEN, q, maxviol, argmax
@@ -200,7 +169,7 @@ def burg_sweep(G0, ci, cj, kind, bhat, lam, B, slack, v, w, e, Bw):
                 na += w[l] * w[l]
                 nc += e[l] * e[l]
                 t += w[l] * e[l]                      # t = K_ij
-            viol = _rel_violation(t, b, delta)
+            viol = rel_violation(t, b, delta)
             if viol > maxviol:
                 maxviol = viol
                 argmax = q
@@ -208,7 +177,7 @@ def burg_sweep(G0, ci, cj, kind, bhat, lam, B, slack, v, w, e, Bw):
                 return BROKEN, q, maxviol, argmax
             na = math.sqrt(na)
             nc = math.sqrt(nc)
-            if na * nc <= _TINY:
+            if na * nc <= TINY:
                 if viol > 0.0:
                     return STUCK, q, maxviol, argmax
                 continue
@@ -237,7 +206,7 @@ def burg_sweep(G0, ci, cj, kind, bhat, lam, B, slack, v, w, e, Bw):
                     alpha_eq = delta * np.inf         # target unreachable but met: release lambda
                 else:
                     return STUCK, q, maxviol, argmax
-            alpha = _dual_step(alpha_eq, lam, q, delta)
+            alpha = dual_step(alpha_eq, lam, q, delta)
             if not math.isfinite(alpha):
                 return BROKEN, q, maxviol, argmax
             for l in range(r):

@@ -31,16 +31,16 @@ from __future__ import annotations
 
 import math
 import time
-import warnings
 from typing import Callable
 
 import numpy as np
 
-from ..errors import ConfigError, InfeasibleError
+from ..errors import ConfigError
 from ..kernels import full_column_rank
 from ..registry import solvers
-from ..types import KINDS, Constraints, SolverResult
+from ..types import Constraints, SolverResult
 from . import _burg_kernels as _k
+from ._cyclic import describe, run_sweeps
 
 
 def burg_divergence_core(B: np.ndarray) -> float:
@@ -48,27 +48,6 @@ def burg_divergence_core(B: np.ndarray) -> float:
     r = B.shape[0]
     sign, logdet = np.linalg.slogdet(B)
     return float(np.sum(B * B) - 2.0 * logdet - r) if sign != 0 else math.inf
-
-
-def dual_change(lam: np.ndarray, lam_old: np.ndarray) -> float:
-    """Convergence measure on the dual variables after a sweep (as in the authors' ITML code):
-    ||lambda - lambda_old||_1 / (||lambda||_2 + ||lambda_old||_2)."""
-    normsum = np.linalg.norm(lam) + np.linalg.norm(lam_old)
-    return 0.0 if normsum == 0 else float(np.abs(lam - lam_old).sum() / normsum)
-
-
-def _describe(constraints: Constraints, q: int) -> str:
-    return (f"constraint #{q} ({KINDS[constraints.kind[q]]} between points {constraints.i[q]} and "
-            f"{constraints.j[q]}, bound {constraints.bound[q]:.6g})")
-
-
-def _stalled(viol: list[float], lam_norm: list[float], window: int) -> bool:
-    """Infeasibility signature: over the last ``window`` sweeps the largest violation did not
-    shrink by 1% while the dual variables kept growing by more than 10%."""
-    if len(viol) < 2 * window:
-        return False
-    return viol[-1] > 1e-9 and viol[-1] > 0.99 * viol[-1 - window] \
-        and lam_norm[-1] > 1.1 * lam_norm[-1 - window]
 
 
 @solvers.register("burg")
@@ -124,56 +103,24 @@ def burg(G0: np.ndarray, constraints: Constraints, *, tol: float = 1e-3, max_swe
         if rank2.any() or np.any(constraints.bound <= 0):
             raise ConfigError("solver.slack < inf supports distance constraints and diagonal similarity "
                               "constraints with positive bounds only; found "
-                              f"{_describe(constraints, int(np.flatnonzero(rank2 | (constraints.bound <= 0))[0]))}.")
+                              f"{describe(constraints, int(np.flatnonzero(rank2 | (constraints.bound <= 0))[0]))}.")
     G0 = np.array(full_column_rank(np.asarray(G0, dtype=np.float64)), order="C")  # private, writable copy
     r = G0.shape[1]
     B = np.eye(r)
     lam = np.zeros(len(constraints))
     bhat = constraints.bound.copy()
     work = [np.empty(r) for _ in range(4)]
-    history = {"dual_change": [], "max_violation": [], "lambda_norm": []}
     t0 = time.perf_counter()
-    converged = False
-    sweep = 0
-    while sweep < max_sweeps:
-        lam_old = lam.copy()
-        status, q, maxviol, argmax = _k.burg_sweep(G0, constraints.i, constraints.j, constraints.kind,
-                                                   bhat, lam, B, float(slack), *work)
-        sweep += 1
-        if status == _k.STUCK:
-            raise InfeasibleError(f"the constraints are infeasible: {_describe(constraints, q)} constrains a "
-                                  "quantity that is zero in the range of the initial kernel (or cannot reach "
-                                  "its bound) and cannot be changed by a rank-preserving Burg update. Remove it, "
-                                  "or use solver.slack for distance constraints.")
-        if status == _k.BROKEN or not np.all(np.isfinite(lam)):
-            raise InfeasibleError(f"the Burg projections broke down at sweep {sweep} on {_describe(constraints, q)}: "
-                                  "the update would leave the positive definite cone (1 - alpha p <= 0) or "
-                                  "produced non-finite values. The constraint set is infeasible or numerically "
-                                  "degenerate; try solver.slack (e.g. 1.0) to allow violations.")
-        change = dual_change(lam, lam_old)
-        history["dual_change"].append(change)
-        history["max_violation"].append(maxviol)
-        history["lambda_norm"].append(float(np.linalg.norm(lam)))
-        if callback is not None:
-            callback(sweep, change, maxviol)
-        if change < tol:
-            converged = True
-            break
-        if slack == float("inf") and _stalled(history["max_violation"], history["lambda_norm"], stall_window):
-            raise InfeasibleError(
-                f"the constraints look infeasible: after {sweep} sweeps the largest violation "
-                f"({maxviol:.3g} relative, at {_describe(constraints, argmax)}) has stopped shrinking while the "
-                "dual variables keep growing. Check for contradictory constraints, or use solver.slack "
-                "(e.g. 1.0) to trade violations against divergence.")
+    converged, sweep, history = run_sweeps(
+        lambda: _k.burg_sweep(G0, constraints.i, constraints.j, constraints.kind, bhat, lam, B, float(slack), *work),
+        lam, constraints, name="burg", tol=tol, max_sweeps=max_sweeps, slack=slack,
+        stall_window=stall_window, callback=callback)
     seconds = time.perf_counter() - t0
     G = G0 @ B
-    if not converged:
-        warnings.warn(f"burg: not converged after {max_sweeps} sweeps (dual change {history['dual_change'][-1]:.3g} "
-                      f"> tol {tol:g}); the result is written with converged=false.", stacklevel=2)
     viol = constraints.violations(G) / np.maximum(np.abs(constraints.bound), 1e-12)
     return SolverResult(
         G=G, objective=burg_divergence_core(B), iterations=sweep, converged=converged,
-        history={k: np.asarray(v) for k, v in history.items()},
+        history=history,
         info={"projections": sweep * len(constraints), "rank": r, "max_violation": float(viol.max()),
               "solver_seconds": seconds, "slack": float(slack)},
         arrays={"G0": G0, "dual": lam, "bhat": bhat})

@@ -1,0 +1,670 @@
+r"""DefiniteBoost: greedy (approximate) Bregman projections under the von Neumann divergence
+(Tsuda, Rätsch & Warmuth 2005, Sec. 4), with Kulis et al.'s dual-variable correction as an option.
+
+Problem (Tsuda et al. eq. 8), for a trace-one density matrix W:
+
+.. math::
+
+    \min_W \Delta(W, W_1) = \operatorname{tr}(W \log W - W \log W_1)
+    \quad\text{s.t.}\quad \operatorname{tr} W = 1,\;
+    \operatorname{tr}(W C_j) \le 0 \;(j = 1..c),
+
+and its dual (eq. 9)
+
+.. math::
+
+    \gamma^* = \arg\min_{\gamma \ge 0}\; \log\operatorname{tr}\exp\Big(\log W_1 - \sum_j \gamma_j C_j\Big),
+    \qquad W^* = \exp\big(\log W_1 - \textstyle\sum_j \gamma^*_j C_j\big) / Z .
+
+**Mapping kernlearn's constraints onto C_j (b = 0 form).** The kernel is K = s W with
+s = tr K0 and W1 = K0 / s (the scaled identity gives W1 = I / n), so tr K = tr K0 throughout.
+A constraint tr(K A) (<=|>=|=) b becomes, using tr W = 1,
+
+* ``*_le``: C = A - (b/s) I,    tr(W C) <= 0;
+* ``*_ge``: C = (b/s) I - A,    tr(W C) <= 0;
+* ``*_eq``: C = A - (b/s) I,    tr(W C) = 0 (its dual variable is free in sign),
+
+with A = z z^T, z = e_i - e_j for ``dist_*`` (rank one) and A = (e_i e_j^T + e_j e_i^T)/2 for
+``sim_*`` (rank two; rank one when i = j). This is Kulis et al.'s von Neumann problem with
+r = n, b = 0 (Sec. 5.3) plus the trace constraint: min D_vN(K, K0) s.t. tr(K A_j) (<=|>=|=) b_j,
+tr K = tr K0, and D_vN(K, K0) = s Delta(W, W1). Tsuda's Sec. 5 constraints,
+C_j = X_j - gamma I with X_j = z z^T / 2, are ``dist_le`` with b = 2 gamma s (see
+:func:`kernlearn_cli.constraints.threshold.threshold_pairs`). A rank-deficient K0 is handled in
+its range (Kulis et al. Sec. 4): with K0 = Q diag(sigma^2) Q^T (Q n x r orthonormal) everything
+below is r x r, A_j is replaced by Q^T A_j Q, and the learned K stays in the range of K0.
+
+**Algorithm.** The exponent E = log W1 - sum_j gamma_j C_j is kept as an eigendecomposition
+(Sec. 3.2; the identity parts of the C_j are a scalar shift carried apart), W = V exp(Theta) V^T / Z.
+Each step
+
+1. computes r_j = tr(W C_j) for every constraint and picks the most violated one
+   (Sec. 4.1, j_t = argmax_j r_j); with ``dual_correction`` the greedy rule uses the violation
+   of the optimality conditions instead (r_j if r_j > 0, -r_j if r_j < 0 and gamma_j > 0:
+   a constraint that holds with slack may release its dual variable). ``order="cyclic"``
+   visits the constraints in turn instead (Bregman's method, the order of Kulis et al.'s
+   solvers; offered for comparisons, it needs only r_t);
+2. takes the step alpha_t on gamma_{j_t}:
+
+   * ``approximate`` (eq. 13): alpha = log[(1 - r/lambda_min) / (1 - r/lambda_max)] /
+     (lambda_max - lambda_min), lambda_min < 0 < lambda_max the extreme eigenvalues of C_t.
+     This is the minimiser of the Golden–Thompson/convexity bound whose minimum is rho(r_t) of
+     Theorem 4.1. (The conference paper prints eq. 13 as log[(1 + r/lambda_max)/(1 + r/lambda_min)],
+     which agrees for the AdaBoost case lambda = +-1 but is not the minimiser of that bound, nor
+     defined for r > -lambda_min, in general; we use the minimiser, whose value is the paper's rho.)
+   * ``exact`` (eq. 11): the root of tr(W(alpha) C_t) = 0, W(alpha) ~ exp(E - alpha C_t), found by a
+     bracketing (doubling) plus Illinois regula-falsi search — safeguarded, since
+     tr(W(alpha) C_t) is monotone decreasing in alpha (-d/dalpha of the convex log Z(alpha)).
+
+   Tsuda et al. keep alpha >= 0 (gamma only grows); with ``dual_correction`` (Kulis et al. eq. 4,
+   alpha' = min(lambda_i, alpha) in their sign convention) the step is clipped at alpha >= -gamma_j,
+   so gamma_j >= 0 can also shrink. Equality constraints are never clipped.
+3. updates the eigendecomposition: a distance constraint changes E by -alpha C_t, i.e. a rank-one
+   change of the diagonal matrix Theta, solved by deflation and the secular equation (LAPACK
+   ``dlaed9``, the divide-and-conquer kernel, with Gu–Eisenstat eigenvectors) in O(r^2), plus one
+   O(n r^2) product for the eigenvectors (Kulis et al. Sec. 5.2.1); similarity constraints are two
+   rank-one changes.
+
+The dual objective (9), log Z = shift + logsumexp(Theta), is recorded after every step (history
+``dual_objective``, starting from its value 0 at gamma = 0). It decreases monotonically: with
+exact steps alpha minimises log Z on a line; with approximate steps the bound rho(r) <= 1 holds
+for any clipped alpha between 0 and the bound's minimiser (convexity), so each step multiplies Z
+by at most 1 (Theorem 4.1). A rise beyond round-off is a bug and raises ``RuntimeError``.
+
+**Convergence.** After every c steps (c = number of constraints; one *sweep*, the work of one
+cyclic pass of Kulis et al.'s solvers), the change of the dual variables over those c steps is
+measured as in :func:`~kernlearn_cli.solvers._cyclic.dual_change` (||gamma - gamma_old||_1 /
+(||gamma||_2 + ||gamma_old||_2), the measure of the authors' ITML code) and the run stops when it
+is below ``tol``. The same measure, tolerance and sweep length as the cyclic ``burg`` solver make
+"sweeps to convergence" comparable (Kulis et al. Sec. 6 compare DefiniteBoost's sweeps with those
+of exact von Neumann projections); the maximum violation alone would not do, because without the
+dual correction the constraints can all be met long before gamma is optimal. The run also stops,
+converged, when no constraint is violated and (with the correction) no dual variable can be
+released. ``iterations`` = sweeps = ceil(steps / c); ``info["steps"]`` = projections.
+
+**Infeasibility.** A single constraint no positive definite trace-one W can meet (lambda_min(C) >= 0)
+is reported before the first step. Otherwise weak duality gives Delta(W, W1) >= -log Z(gamma) for
+every feasible W and every gamma, and Delta(W, W1) <= -log lambda_min(W1) for every trace-one W, so
+log Z(gamma) < log lambda_min(W1) certifies that the set is infeasible; the solver checks it every
+step and stops with :class:`~kernlearn_cli.errors.InfeasibleError`.
+
+The learned kernel is rebuilt at the end from the dual variables alone, K = s exp(E(gamma)) / Z,
+so ``G0`` and ``dual`` in the factors file reproduce it.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+import warnings
+from typing import Callable
+
+import llvmlite.binding as _llvm
+import numba as nb
+import numpy as np
+from numba import types as _nbt
+from numba.core import cgutils as _cgutils
+from numba.extending import get_cython_function_address, intrinsic
+
+from ..errors import ConfigError, DataError, InfeasibleError
+from ..kernels import RANK_TOL
+from ..registry import solvers
+from ..types import Constraints, SolverResult
+from ._cyclic import describe as _describe, dual_change
+
+# LAPACK dlaed9 (rank-one modification of a diagonal matrix: secular equation + Gu–Eisenstat
+# eigenvectors) from SciPy's bundled LAPACK, bound by symbol name so numba can cache the kernels.
+_llvm.add_symbol("kernlearn_dlaed9", get_cython_function_address("scipy.linalg.cython_lapack", "dlaed9"))
+_dlaed9 = _nbt.ExternalFunction("kernlearn_dlaed9", _nbt.void(*([_nbt.voidptr] * 13)))
+
+
+@intrinsic
+def _ptr(typingctx, arr):
+    """Data pointer of a contiguous array, as void* (for the Fortran call)."""
+    def codegen(context, builder, sig, args):
+        ary = context.make_array(sig.args[0])(context, builder, args[0])
+        return builder.bitcast(ary.data, _cgutils.voidptr_t)
+    return _nbt.voidptr(arr), codegen
+
+
+_EPS = float(np.finfo(np.float64).eps)
+OK, DONE, BROKEN, INFEASIBLE = 0, 1, 2, 3
+PROJECTIONS = ("approximate", "exact")
+ORDERS = ("greedy", "cyclic")
+
+
+@nb.njit(cache=True)
+def _rank_one(theta, rho, w, X):
+    """diag(theta) + rho w w^T = U diag(theta') U^T: theta <- theta', X <- X U (in place).
+
+    Deflation as LAPACK dlaed2 (tiny components of w; close poles merged by a Givens rotation),
+    then dlaed9 on the K non-deflated poles. Returns 0, or 1 when dlaed9 fails.
+    """
+    r = theta.shape[0]
+    nw2 = 0.0
+    for k in range(r):
+        nw2 += w[k] * w[k]
+    rho_eff = rho * nw2
+    if rho_eff == 0.0:
+        return 0
+    if not np.isfinite(rho_eff):
+        return 1
+    nw = np.sqrt(nw2)
+    sgn = 1.0 if rho_eff > 0 else -1.0          # diag(theta) + rho ww^T = sgn (diag(sgn theta) + |rho| zz^T)
+    rho_abs = abs(rho_eff)
+    d = sgn * theta
+    order = np.argsort(d, kind="mergesort")
+    ds = d[order]
+    zs = w[order] / nw
+    tol = 8.0 * _EPS * max(max(abs(ds[0]), abs(ds[r - 1])), rho_abs)
+    keep = np.zeros(r, np.bool_)
+    prev = -1
+    for jj in range(r):
+        if rho_abs * abs(zs[jj]) <= tol:
+            zs[jj] = 0.0
+            continue
+        if prev < 0:
+            prev = jj
+            continue
+        c = zs[jj]
+        s = zs[prev]
+        tau = math.hypot(c, s)
+        t = ds[jj] - ds[prev]
+        c /= tau
+        s = -s / tau
+        if abs(t * c * s) <= tol:               # poles too close: rotate, deflate `prev`
+            zs[jj] = tau
+            zs[prev] = 0.0
+            ca, cb = order[prev], order[jj]
+            for row in range(X.shape[0]):
+                xa = X[row, ca]
+                xb = X[row, cb]
+                X[row, ca] = c * xa + s * xb
+                X[row, cb] = c * xb - s * xa
+            tmp = ds[prev] * c * c + ds[jj] * s * s
+            ds[jj] = ds[prev] * s * s + ds[jj] * c * c
+            ds[prev] = tmp
+        else:
+            keep[prev] = True
+        prev = jj
+    if prev >= 0:
+        keep[prev] = True
+    K = 0
+    for pos in range(r):
+        if keep[pos]:
+            K += 1
+        else:
+            theta[order[pos]] = sgn * ds[pos]
+    if K == 0:
+        return 0
+    lam = np.empty(K)
+    zz = np.empty(K)
+    cols = np.empty(K, np.int64)
+    m = 0
+    zn = 0.0
+    for pos in range(r):
+        if keep[pos]:
+            lam[m] = ds[pos]
+            zz[m] = zs[pos]
+            cols[m] = order[pos]
+            zn += zs[pos] * zs[pos]
+            m += 1
+    zn = np.sqrt(zn)
+    for m in range(K):
+        zz[m] /= zn
+    ib = np.empty(5, np.int32)
+    ib[0] = K        # K = KSTOP = N = LDQ = LDS
+    ib[1] = 1        # KSTART
+    ib[4] = 0        # INFO
+    rr = np.empty(1)
+    rr[0] = rho_abs * zn * zn
+    mu = np.empty(K)
+    work = np.empty((K, K))
+    s_f = np.empty((K, K))      # Fortran S (column j = eigenvector j) seen row-major: s_f[j] = eigenvector j
+    _dlaed9(_ptr(ib), _ptr(ib[1:]), _ptr(ib), _ptr(ib), _ptr(mu), _ptr(work), _ptr(ib), _ptr(rr),
+            _ptr(lam), _ptr(zz), _ptr(s_f), _ptr(ib), _ptr(ib[4:]))
+    if ib[4] != 0:
+        return 1
+    S = np.ascontiguousarray(s_f.T)
+    Xn = np.dot(np.ascontiguousarray(X[:, cols]), S)
+    for m in range(K):
+        X[:, cols[m]] = Xn[:, m]
+        theta[cols[m]] = sgn * mu[m]
+    return 0
+
+
+@nb.njit(cache=True)
+def _probs(theta, p):
+    """p <- softmax(theta); returns logsumexp(theta)."""
+    mx = theta.max()
+    tot = 0.0
+    for k in range(theta.shape[0]):
+        p[k] = math.exp(theta[k] - mx)
+        tot += p[k]
+    for k in range(theta.shape[0]):
+        p[k] /= tot
+    return mx + math.log(tot)
+
+
+@nb.njit(cache=True, fastmath={"reassoc", "contract"})
+def _value(Y, p, a, b, isdist):
+    """tr(W A) for the constraint on points (a, b), W = V diag(p) V^T, rows of Y = Q V."""
+    acc = 0.0
+    if isdist:
+        for k in range(p.shape[0]):
+            t = Y[a, k] - Y[b, k]
+            acc += p[k] * t * t
+    else:
+        for k in range(p.shape[0]):
+            acc += p[k] * Y[a, k] * Y[b, k]
+    return acc
+
+
+@nb.njit(cache=True)
+def _residuals(Y, p, ii, jj, isdist, sig, beta, out):
+    """out_j = r_j = tr(W C_j) = sig_j (tr(W A_j) - beta_j)."""
+    for q in range(ii.shape[0]):
+        out[q] = sig[q] * (_value(Y, p, ii[q], jj[q], isdist[q]) - beta[q])
+
+
+@nb.njit(cache=True)
+def _apply(theta, X, a, b, isdist, coef):
+    """E <- E + coef * A for the constraint on rows (a, b) of X (X <- X U, theta <- theta')."""
+    if isdist:
+        return _rank_one(theta, coef, X[a] - X[b], X)
+    # (y_a y_b^T + y_b y_a^T)/2 = ((y_a + y_b)(.)^T - (y_a - y_b)(.)^T)/4; the second vector is
+    # taken after the first update, in the new eigenbasis (it vanishes when a == b).
+    st = _rank_one(theta, 0.25 * coef, X[a] + X[b], X)
+    if st != 0:
+        return st
+    return _rank_one(theta, -0.25 * coef, X[a] - X[b], X)
+
+
+@nb.njit(cache=True)
+def _trial(theta, Y, a, b, isdist, sig, beta, alpha, th, Xt, p):
+    """r(alpha) = tr(W(alpha) C) with W(alpha) ~ exp(E - alpha C); status in the second slot."""
+    th[:] = theta
+    Xt[0] = Y[a]
+    Xt[1] = Y[b]
+    st = _apply(th, Xt, 0, 1, isdist, -alpha * sig)
+    _probs(th, p)
+    return sig * (_value(Xt, p, 0, 1, isdist) - beta), st
+
+
+@nb.njit(cache=True)
+def _exact_alpha(theta, Y, a, b, isdist, sig, beta, r0, lower, guess, th, Xt, p):
+    """Root of the decreasing r(alpha) = tr(W(alpha) C) (eq. 11), clipped at ``lower``.
+
+    Brackets the root by doubling from the approximate step, then Illinois regula falsi.
+    Returns (alpha, status).
+    """
+    if r0 > 0:
+        lo, flo = 0.0, r0
+        hi = guess if (guess > 0 and np.isfinite(guess)) else 1.0
+        fhi, st = _trial(theta, Y, a, b, isdist, sig, beta, hi, th, Xt, p)
+        n = 0
+        while fhi > 0:
+            if st != 0 or n > 1100:
+                return hi, BROKEN
+            lo, flo = hi, fhi
+            hi *= 2.0
+            fhi, st = _trial(theta, Y, a, b, isdist, sig, beta, hi, th, Xt, p)
+            n += 1
+    else:
+        hi, fhi = 0.0, r0
+        if np.isfinite(lower):
+            flow, st = _trial(theta, Y, a, b, isdist, sig, beta, lower, th, Xt, p)
+            if st != 0:
+                return lower, BROKEN
+            if flow <= 0:
+                return lower, OK
+            lo, flo = lower, flow
+        else:
+            lo = guess if (guess < 0 and np.isfinite(guess)) else -1.0
+            flo, st = _trial(theta, Y, a, b, isdist, sig, beta, lo, th, Xt, p)
+            n = 0
+            while flo < 0:
+                if st != 0 or n > 1100:
+                    return lo, BROKEN
+                hi, fhi = lo, flo
+                lo *= 2.0
+                flo, st = _trial(theta, Y, a, b, isdist, sig, beta, lo, th, Xt, p)
+                n += 1
+    if flo == 0.0:
+        return lo, OK
+    if fhi == 0.0:
+        return hi, OK
+    # Illinois: flo > 0 > fhi, lo < hi
+    side = 0
+    best, fbest = lo, flo
+    for _ in range(200):
+        x = (lo * fhi - hi * flo) / (fhi - flo)
+        if not (lo < x < hi):
+            x = 0.5 * (lo + hi)
+        fx, st = _trial(theta, Y, a, b, isdist, sig, beta, x, th, Xt, p)
+        if st != 0:
+            return x, BROKEN
+        if abs(fx) < abs(fbest):
+            best, fbest = x, fx
+        if fx == 0.0:
+            return x, OK
+        if fx > 0:
+            lo, flo = x, fx
+            if side == 1:
+                fhi *= 0.5
+            side = 1
+        else:
+            hi, fhi = x, fx
+            if side == -1:
+                flo *= 0.5
+            side = -1
+        if hi - lo <= 4.0 * _EPS * max(abs(lo), abs(hi)):
+            break
+    return best, OK
+
+
+@nb.njit(cache=True)
+def _steps(Y, theta, state, gamma, ii, jj, isdist, iseq, active, sig, beta, lmin, lmax,
+           nsteps, exact, correction, cyclic, dual_floor, hist, res):
+    """Up to ``nsteps`` DefiniteBoost steps in place; hist[t] = dual objective after step t.
+
+    ``state`` = [shift, last chosen constraint, steps taken so far]. Returns (steps done, status).
+    """
+    r = theta.shape[0]
+    c = ii.shape[0]
+    p = np.empty(r)
+    pt = np.empty(r)
+    th = np.empty(r)
+    Xt = np.empty((2, r))
+    for t in range(nsteps):
+        lse = _probs(theta, p)
+        if cyclic:                      # Bregman's cyclic order: constraint (step mod c)
+            q = int(state[2]) % c
+            state[2] += 1
+            rq = sig[q] * (_value(Y, p, ii[q], jj[q], isdist[q]) - beta[q])
+            skip = not active[q] or (rq <= 0 and not iseq[q] and not (correction and gamma[q] > 0))
+            if skip or rq == 0.0:
+                hist[t] = state[0] + lse
+                continue
+        else:                           # Tsuda et al.: the most violated constraint
+            state[2] += 1
+            _residuals(Y, p, ii, jj, isdist, sig, beta, res)
+            best = 0.0
+            q = -1
+            for k in range(c):
+                if not active[k]:
+                    continue
+                rk = res[k]
+                if iseq[k]:
+                    score = abs(rk)
+                elif rk > 0:
+                    score = rk
+                elif correction and gamma[k] > 0:
+                    score = -rk
+                else:
+                    score = 0.0
+                if score > best:
+                    best = score
+                    q = k
+            if q < 0:
+                state[2] -= 1
+                return t, DONE
+            rq = res[q]
+        state[1] = q
+        alpha = (math.log1p(-rq / lmin[q]) - math.log1p(-rq / lmax[q])) / (lmax[q] - lmin[q])   # eq. (13)
+        if iseq[q]:
+            lower = -np.inf
+        elif correction:
+            lower = -gamma[q]
+        else:
+            lower = 0.0
+        if exact:
+            alpha, st = _exact_alpha(theta, Y, ii[q], jj[q], isdist[q], sig[q], beta[q], rq, lower, alpha,
+                                     th, Xt, pt)
+            if st != 0:
+                return t, BROKEN
+        if alpha < lower:
+            alpha = lower
+        if not np.isfinite(alpha):
+            return t, BROKEN
+        if _apply(theta, Y, ii[q], jj[q], isdist[q], -alpha * sig[q]) != 0:
+            return t, BROKEN
+        state[0] += alpha * sig[q] * beta[q]
+        gamma[q] += alpha
+        dual = state[0] + _probs(theta, p)
+        hist[t] = dual
+        if not np.isfinite(dual):
+            return t + 1, BROKEN
+        if dual < dual_floor:
+            return t + 1, INFEASIBLE
+    return nsteps, OK
+
+
+# ---------------------------------------------------------------------------------------------
+
+def _range_basis(G0: np.ndarray, rank_tol: float = RANK_TOL) -> tuple[np.ndarray, np.ndarray]:
+    """K0 = G0 G0^T = Q diag(sig2) Q^T with Q (n x r) orthonormal, sig2 > rank_tol * max."""
+    G0 = np.asarray(G0, dtype=np.float64)
+    if G0.ndim != 2 or G0.shape[0] == 0 or G0.shape[1] == 0:
+        raise DataError(f"definiteboost: the initial kernel factor must be a non-empty n x r matrix, got shape "
+                        f"{G0.shape}.")
+    if not np.all(np.isfinite(G0)):
+        raise DataError("definiteboost: the initial kernel has non-finite entries (NaN or inf).")
+    U, s, _ = np.linalg.svd(G0, full_matrices=False)
+    if s.size == 0 or not s[0] > 0:
+        raise DataError("definiteboost: the initial kernel K0 is zero (trace 0); DefiniteBoost starts from "
+                        "W1 = K0 / tr(K0), which needs tr(K0) > 0 (use e.g. kernel 'identity').")
+    keep = s > math.sqrt(rank_tol) * s[0]         # eigenvalues sig^2 > rank_tol * max
+    return np.ascontiguousarray(U[:, keep]), s[keep] ** 2
+
+
+def _constraint_arrays(Q: np.ndarray, trace: float, constraints: Constraints) -> dict:
+    """Per constraint: sign, beta = b/s, eigenvalue range [lmin, lmax] of C restricted to range(K0)."""
+    kind = constraints.kind
+    isdist = np.isin(kind, [0, 1, 4])
+    iseq = np.isin(kind, [4, 5])
+    sig = np.where(np.isin(kind, [1, 3]), -1.0, 1.0)
+    beta = constraints.bound / trace
+    qi, qj = Q[constraints.i], Q[constraints.j]
+    r = Q.shape[1]
+    dz = np.einsum("ij,ij->i", qi - qj, qi - qj)
+    g = np.einsum("ij,ij->i", qi, qj)
+    h = np.sqrt(np.einsum("ij,ij->i", qi, qi) * np.einsum("ij,ij->i", qj, qj))
+    if r == 1:
+        a_max = np.where(isdist, dz, g)
+        a_min = a_max.copy()
+    else:   # rank-one PSD z z^T: {||z||^2, 0}; (u v^T + v u^T)/2: {(g +- h)/2, 0}
+        a_max = np.where(isdist, dz, 0.5 * (g + h))
+        a_min = np.where(isdist, 0.0, 0.5 * (g - h))
+    lmax = np.where(sig > 0, a_max - beta, beta - a_min)
+    lmin = np.where(sig > 0, a_min - beta, beta - a_max)
+    scale = np.maximum(np.maximum(np.abs(a_max), np.abs(a_min)), np.abs(beta))
+    small = 1e-12 * np.maximum(scale, 1e-300)
+    lmax = np.where(np.abs(lmax) <= small, 0.0, lmax)
+    lmin = np.where(np.abs(lmin) <= small, 0.0, lmin)
+    return {"isdist": isdist, "iseq": iseq, "sig": sig, "beta": beta, "lmin": lmin, "lmax": lmax}
+
+
+def kernel_from_dual(G0: np.ndarray, constraints: Constraints, dual: np.ndarray) -> tuple[np.ndarray, float, float]:
+    """The DefiniteBoost kernel of dual variables gamma: K = s exp(log W1 - sum_j gamma_j C_j) / Z.
+
+    Returns (G, dual objective (9) = log Z, divergence D_vN(K, K0) = s Delta(W, W1)), with
+    K = G G^T, s = tr K0. This is how the solver builds its result, so ``G0`` and ``dual`` of a
+    factors file reproduce ``G``.
+    """
+    Q, sig2 = _range_basis(G0)
+    s = float(sig2.sum())
+    logm1 = np.log(sig2 / s)
+    ca = _constraint_arrays(Q, s, constraints)
+    wt = np.asarray(dual, dtype=np.float64) * ca["sig"]         # E = log M1 - sum wt_j A_j + shift I
+    shift = float(np.sum(wt * ca["beta"]))
+    qi, qj = Q[constraints.i], Q[constraints.j]
+    dist = ca["isdist"]
+    E = np.diag(logm1)
+    dz = qi[dist] - qj[dist]
+    E -= (dz * wt[dist, None]).T @ dz
+    S = (qi[~dist] * wt[~dist, None]).T @ qj[~dist]
+    E -= 0.5 * (S + S.T)
+    theta, V = np.linalg.eigh(0.5 * (E + E.T))
+    mx = theta.max()
+    p = np.exp(theta - mx)
+    Z = p.sum()
+    p /= Z
+    log_z = shift + mx + math.log(Z)
+    nz = p > 0
+    delta = float(np.sum(p[nz] * np.log(p[nz])) - p @ ((V * V).T @ logm1))
+    G = math.sqrt(s) * (Q @ V) * np.sqrt(p)
+    return G, log_z, s * delta
+
+
+@solvers.register("definiteboost")
+def definiteboost(G0: np.ndarray, constraints: Constraints, *, projection: str = "approximate",
+                  dual_correction: bool = False, order: str = "greedy", tol: float = 1e-3,
+                  max_steps: int = 2_000_000, callback: Callable | None = None) -> SolverResult:
+    """DefiniteBoost (Tsuda et al. 2005, Sec. 4): greedy von Neumann projections of trace-one W.
+
+    Parameters
+    ----------
+    G0 : ndarray (n, r)
+        Factor of the initial kernel, K0 = G0 G0^T; W1 = K0 / tr K0 (scaled identity: I / n).
+        A rank-deficient K0 is handled in its range.
+    constraints : Constraints
+        Distance / similarity constraints, <=, >= or =; tr(K A) <= b is tr(W (A - b/tr(K0) I)) <= 0.
+    projection : {"approximate", "exact"}
+        Step on the chosen constraint: eq. (13) (DefiniteBoost), or the exact Bregman projection
+        (11) by a safeguarded root search.
+    dual_correction : bool
+        Kulis et al.'s correction for inequalities: dual variables may shrink back to 0
+        (alpha >= -gamma_j), and slack constraints with gamma_j > 0 can be chosen. False is
+        Tsuda et al.'s algorithm (gamma only grows).
+    order : {"greedy", "cyclic"}
+        ``greedy`` (the paper): the most violated constraint each step. ``cyclic``: constraints
+        in turn, as in Bregman's method and Kulis et al.'s solvers (for comparisons only).
+    tol : float
+        Stop when the dual variables change by less than ``tol`` over a sweep of c steps
+        (measure of :func:`~kernlearn_cli.solvers._cyclic.dual_change`; Kulis et al. use 1e-3).
+    max_steps : int
+        Give up after this many steps (projections); the result then has ``converged=False``.
+    callback : callable, optional
+        ``callback(sweep, dual_change, max_violation)`` after every sweep.
+
+    Returns
+    -------
+    SolverResult
+        ``G`` (n x r) with K = G G^T, tr K = tr K0; ``objective`` = D_vN(K, K0); ``iterations`` =
+        sweeps = ceil(steps / c). History ``dual_objective`` (eq. 9 at step 0, 1, ..., steps),
+        ``dual_change`` and ``max_violation`` (largest relative violation, per sweep). Info
+        ``steps``, ``rank``, ``trace``, ``dual_objective``, ``duality_gap`` (Delta(W, W1) + log Z,
+        0 at the optimum), ``max_violation``, ``projection``, ``dual_correction``. Arrays ``G0``
+        and ``dual`` (gamma), from which :func:`kernel_from_dual` rebuilds ``G``.
+
+    Raises
+    ------
+    DataError
+        The initial kernel is zero (trace 0) or not finite.
+    InfeasibleError
+        A constraint no positive definite trace-one kernel meets, a dual objective below the
+        weak-duality floor log lambda_min(W1) (a certificate of infeasibility), or a numerical
+        breakdown.
+    """
+    if projection not in PROJECTIONS:
+        raise ConfigError(f"solver.projection must be one of {', '.join(PROJECTIONS)}, got '{projection}'.")
+    if order not in ORDERS:
+        raise ConfigError(f"solver.order must be one of {', '.join(ORDERS)}, got '{order}'.")
+    if not tol > 0:
+        raise ConfigError(f"solver.tol must be > 0, got {tol}.")
+    if max_steps < 1:
+        raise ConfigError(f"solver.max_steps must be >= 1, got {max_steps}.")
+    c = len(constraints)
+    if c == 0:
+        raise ConfigError("solver 'definiteboost' needs at least one constraint, but the constraint set is empty.")
+    n = np.asarray(G0).shape[0]
+    if constraints.i.min() < 0 or constraints.j.min() < 0 or max(constraints.i.max(), constraints.j.max()) >= n:
+        raise ConfigError(f"definiteboost: a constraint indexes a point outside 0..{n - 1}.")
+    Q, sig2 = _range_basis(G0)
+    s = float(sig2.sum())
+    logm1 = np.log(sig2 / s)
+    ca = _constraint_arrays(Q, s, constraints)
+    lmin, lmax, iseq = ca["lmin"], ca["lmax"], ca["iseq"]
+    bad = np.where(iseq, ~(((lmin < 0) & (lmax > 0)) | ((lmin == 0) & (lmax == 0))), (lmin >= 0) & (lmax > 0))
+    if bad.any():
+        q = int(np.flatnonzero(bad)[0])
+        raise InfeasibleError(
+            f"the constraints are infeasible: {_describe(constraints, q)} cannot hold for any positive definite "
+            f"kernel K with tr K = tr K0 = {s:.6g} in the range of K0 (DefiniteBoost keeps the trace of K0). "
+            "Remove it, or rescale the initial kernel or the bound.")
+    active = np.where(iseq, (lmin < 0) & (lmax > 0), lmax > 0)
+    exact = projection == "exact"
+    dual_floor = float(logm1.min()) - 1e-9 * (1.0 + abs(float(logm1.min())))
+
+    Y = np.array(Q, order="C")
+    theta = logm1.copy()
+    gamma = np.zeros(c)
+    state = np.zeros(3)
+    res = np.empty(c)
+    p = np.empty(theta.shape[0])
+    hist_blocks = [np.zeros(1)]
+    history = {"dual_change": [], "max_violation": []}
+    absb = np.maximum(np.abs(ca["beta"]), 1e-12 / s)
+    t0 = time.perf_counter()
+    steps = 0
+    sweep = 0
+    converged = False
+    last = 0.0
+    while steps < max_steps:
+        gamma_old = gamma.copy()
+        block = min(c, max_steps - steps)
+        hist = np.empty(block)
+        done, status = _steps(Y, theta, state, gamma, constraints.i, constraints.j, ca["isdist"], iseq, active,
+                              ca["sig"], ca["beta"], lmin, lmax, block, exact, bool(dual_correction),
+                              order == "cyclic", dual_floor, hist, res)
+        steps += done
+        hist = hist[:done]
+        if done:
+            sweep += 1
+        if status == BROKEN:
+            q = int(state[1])
+            raise InfeasibleError(
+                f"definiteboost broke down at step {steps} on {_describe(constraints, q)}: the step or the "
+                "eigen-update produced non-finite values (the kernel became numerically singular). The constraint "
+                "set is infeasible or numerically degenerate for a kernel of trace tr K0; check its bounds.")
+        if status == INFEASIBLE:
+            raise InfeasibleError(
+                f"the constraints are infeasible: after {steps} steps the dual objective (9) fell to {hist[-1]:.6g}, "
+                f"below log lambda_min(W1) = {logm1.min():.6g}, which no feasible kernel allows (weak duality). "
+                "No positive definite kernel with tr K = tr K0 meets them all; check for contradictory constraints.")
+        mono = np.diff(np.concatenate([[last], hist]))
+        if mono.size and mono.max() > 1e-10 * (1.0 + abs(last)):
+            k = int(np.argmax(mono))
+            raise RuntimeError(f"definiteboost: the dual objective rose by {mono[k]:.3g} at step "
+                               f"{steps - done + k + 1} (it must decrease monotonically; this is a bug).")
+        if done:
+            last = float(hist[-1])
+        hist_blocks.append(hist)
+        _probs(theta, p)
+        _residuals(Y, p, constraints.i, constraints.j, ca["isdist"], ca["sig"], ca["beta"], res)
+        viol = np.where(iseq, np.abs(res), np.maximum(res, 0.0)) / absb
+        change = dual_change(gamma, gamma_old)
+        if done:
+            history["dual_change"].append(change)
+            history["max_violation"].append(float(viol.max()))
+            if callback is not None:
+                callback(sweep, change, float(viol.max()))
+        if status == DONE or (done == c and change < tol):      # a partial last block (max_steps) is no sweep
+            converged = True
+            break
+    seconds = time.perf_counter() - t0
+    if not converged:
+        warnings.warn(f"definiteboost: not converged after {max_steps} steps (dual change "
+                      f"{history['dual_change'][-1]:.3g} > tol {tol:g}); the result is written with converged=false.",
+                      stacklevel=2)
+    G, log_z, divergence = kernel_from_dual(G0, constraints, gamma)
+    viol = constraints.violations(G) / np.maximum(np.abs(constraints.bound), 1e-12)
+    return SolverResult(
+        G=G, objective=divergence, iterations=-(-steps // c), converged=converged,
+        history={"dual_objective": np.concatenate(hist_blocks),
+                 **{k: np.asarray(v, dtype=np.float64) for k, v in history.items()}},
+        info={"steps": steps, "rank": int(Q.shape[1]), "trace": s, "dual_objective": log_z,
+              "duality_gap": divergence / s + log_z, "max_violation": float(viol.max()),
+              "projection": projection, "dual_correction": bool(dual_correction), "order": order,
+              "solver_seconds": seconds},
+        arrays={"G0": np.ascontiguousarray(G0, dtype=np.float64), "dual": gamma})

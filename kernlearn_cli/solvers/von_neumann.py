@@ -1,0 +1,133 @@
+r"""Low-rank kernel learning under the von Neumann divergence (Kulis et al. 2006, Alg. 2).
+
+Solves
+
+.. math::
+
+    \min_{K \succeq 0} D_{vN}(K, K_0) = \operatorname{tr}(K \log K - K \log K_0 - K + K_0)
+    \quad\text{s.t.}\quad z_i^T K z_i \;(\le, \ge, =)\; b_i
+
+in the range of K0 = V0 Lambda0 V0^T (Sec. 4: the rank of K never exceeds rank K0), by
+cyclic Bregman projections with the dual correction beta = min(lambda_i, alpha)
+(eq. 4).  The iterate is K = V0 W exp(D) W^T V0^T with W orthogonal: a projection
+changes the exponent D + beta w w^T (w = W^T V0^T z), whose eigen-decomposition
+U Theta U^T comes from the secular equation, and sets W <- W U, D <- Theta
+(Sec. 5.2.1-5.2.3; compiled in ``_von_neumann_kernels``).  The projection parameter
+has no closed form: it is found by a safeguarded one-dimensional root finder on
+z^T K(alpha) z = b, whose trace evaluations are counted (the paper: rarely more than six).
+
+Constraints: squared distances (z = e_i - e_j) and diagonal similarities K_ii (z = e_i).
+After every sweep W and D are re-derived from W D W^T by a symmetric eigensolver
+(O(r^3) once per sweep) so that rounding never lets W drift from orthogonal.
+With ``slack`` = gamma < inf each bound gets a slack variable penalised by gamma
+times its (generalised KL) divergence from b, the von Neumann analogue of ITML's slack.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from typing import Callable
+
+import numpy as np
+
+from ..errors import ConfigError
+from ..kernels import full_column_rank
+from ..registry import solvers
+from ..types import Constraints, SolverResult
+from . import _von_neumann_kernels as _k
+from ._cyclic import describe, run_sweeps
+
+
+def von_neumann_divergence_core(W: np.ndarray, D: np.ndarray, lam0: np.ndarray) -> float:
+    """D_vN(K, K0) for K = V0 W e^D W^T V0^T, K0 = V0 diag(lam0) V0^T (V0 orthonormal)."""
+    M_diag = np.einsum("ij,j,ij->i", W, np.exp(D), W)
+    eD = np.exp(D)
+    return float(np.sum(eD * D) - np.sum(M_diag * np.log(lam0)) - eD.sum() + lam0.sum())
+
+
+@solvers.register("von_neumann")
+def von_neumann(G0: np.ndarray, constraints: Constraints, *, tol: float = 1e-3, max_sweeps: int = 10000,
+                slack: float = math.inf, stall_window: int = 50,
+                callback: Callable | None = None) -> SolverResult:
+    """Cyclic Bregman projections under the von Neumann divergence (secular-equation updates).
+
+    Parameters
+    ----------
+    G0 : ndarray (n, r)
+        Factor of the initial kernel, K0 = G0 G0^T (its thin SVD gives V0 and Lambda0).
+    constraints : Constraints
+        Distance constraints and diagonal similarity constraints K_ii, <=, >= or =.
+    tol : float
+        Stop when the dual variables change by less than ``tol`` over a sweep
+        (the measure of :func:`~kernlearn_cli.solvers._cyclic.dual_change`).
+    max_sweeps : int
+        Give up after this many sweeps (``converged=False``, with a warning).
+    slack : float
+        gamma of the slack variables; ``inf`` (default) enforces the constraints exactly.
+    stall_window : int
+        Sweeps over which a non-shrinking violation with growing duals is declared infeasible.
+    callback : callable, optional
+        ``callback(sweep, dual_change, max_violation)`` after every sweep.
+
+    Returns
+    -------
+    SolverResult
+        ``G = V0 W exp(D/2)`` (n x r), ``objective`` = D_vN(K, K0), ``iterations`` = sweeps;
+        info ``projections``, ``trace_evaluations``, ``evaluations_per_projection`` (mean over
+        the projections that ran the root finder) and ``max_evaluations``.
+    """
+    if len(constraints) == 0:
+        raise ConfigError("solver 'von_neumann' needs at least one constraint, but the constraint set is empty.")
+    if not tol > 0:
+        raise ConfigError(f"solver.tol must be > 0, got {tol}.")
+    if not slack > 0:
+        raise ConfigError(f"solver.slack must be > 0 (or inf for hard constraints), got {slack}.")
+    is_dist = np.isin(constraints.kind, [0, 1, 4])
+    rank2 = ~is_dist & (constraints.i != constraints.j)
+    if rank2.any():
+        raise ConfigError("solver 'von_neumann' supports distance constraints and diagonal similarity "
+                          f"constraints K_ii; found {describe(constraints, int(np.flatnonzero(rank2)[0]))}. "
+                          "Use solver 'burg' for off-diagonal similarity constraints.")
+    if slack != float("inf") and np.any(constraints.bound <= 0):
+        raise ConfigError("solver.slack < inf needs positive bounds; found "
+                          f"{describe(constraints, int(np.flatnonzero(constraints.bound <= 0)[0]))}.")
+    G0 = full_column_rank(np.asarray(G0, dtype=np.float64))
+    U0, s0, _ = np.linalg.svd(G0, full_matrices=False)
+    V0 = np.ascontiguousarray(U0)
+    lam0 = s0 ** 2
+    r = V0.shape[1]
+    lam = np.zeros(len(constraints))
+    bhat = constraints.bound.copy()
+    counts = {"evals": 0, "solves": 0, "max_evals": 0}
+    state = {"W": np.eye(r), "D": np.log(lam0)}
+
+    def sweep():
+        status, q, maxviol, argmax, ev, sv, mx = _k.von_neumann_sweep(
+            V0, constraints.i, constraints.j, constraints.kind, bhat, lam, state["W"], state["D"], float(slack))
+        counts["evals"] += ev
+        counts["solves"] += sv
+        counts["max_evals"] = max(counts["max_evals"], mx)
+        return status, q, maxviol, argmax
+
+    def reorthogonalize():              # keep W orthogonal: re-derive W, D from W D W^T (once per sweep)
+        W, D = state["W"], state["D"]
+        D, W = np.linalg.eigh((W * D) @ W.T)
+        state["W"], state["D"] = np.ascontiguousarray(W), D
+
+    t0 = time.perf_counter()
+    converged, sweeps, history = run_sweeps(
+        sweep, lam, constraints, name="von_neumann", tol=tol, max_sweeps=max_sweeps, slack=slack,
+        stall_window=stall_window, callback=callback, after_sweep=reorthogonalize)
+    seconds = time.perf_counter() - t0
+    W, D = state["W"], state["D"]
+    evals, solves, max_evals = counts["evals"], counts["solves"], counts["max_evals"]
+    G = (V0 @ W) * np.exp(D / 2)
+    viol = constraints.violations(G) / np.maximum(np.abs(constraints.bound), 1e-12)
+    return SolverResult(
+        G=G, objective=von_neumann_divergence_core(W, D, lam0), iterations=sweeps, converged=converged,
+        history=history,
+        info={"projections": sweeps * len(constraints), "rank": r, "max_violation": float(viol.max()),
+              "trace_evaluations": int(evals), "evaluations_per_projection": evals / max(solves, 1),
+              "max_evaluations": int(max_evals), "solver_seconds": seconds, "slack": float(slack)},
+        arrays={"G0": G0, "dual": lam, "bhat": bhat})
