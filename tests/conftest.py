@@ -27,3 +27,25 @@ def data_env(tmp_path_factory):
 def has_mirror() -> bool:
     """True when a data mirror is configured or sits beside the clone (usable at collection time)."""
     return bool(os.environ.get("KERNLEARN_DATA_MIRROR")) or MIRROR.is_dir()
+
+
+def kernlearn(*args, cwd=None, env=None):
+    """Run the command line in a subprocess (real exit codes, real stderr)."""
+    import subprocess
+    import sys
+
+    return subprocess.run([sys.executable, "-m", "kernlearn_cli", *map(str, args)], capture_output=True,
+                          text=True, cwd=cwd, env={**os.environ, **(env or {})})
+
+
+def gyrb_standin(home: Path) -> Path:
+    """Write a synthetic 52 x 52 stand-in for the GyrB kernel (3 classes) into ``home``/gyrb."""
+    import numpy as np
+
+    rng = np.random.default_rng(0)
+    y = np.repeat([0, 1, 2], [17, 17, 18])
+    X = rng.standard_normal((52, 5)) + 3.0 * np.eye(5)[y]
+    (home / "gyrb").mkdir(parents=True)
+    np.save(home / "gyrb" / "kernel.npy", np.exp(-0.1 * ((X[:, None] - X[None]) ** 2).sum(-1)))
+    np.save(home / "gyrb" / "labels.npy", y)
+    return home

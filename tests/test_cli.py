@@ -3,8 +3,6 @@
 import json
 import os
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -12,16 +10,11 @@ import pandas as pd
 import pytest
 import yaml
 
-from conftest import has_mirror
+from conftest import gyrb_standin, has_mirror, kernlearn
 from kernlearn_cli.io import read_factors
 from reference import burg_divergence_dense
 
 REPO = Path(__file__).resolve().parents[1]
-
-
-def kernlearn(*args, cwd=None, env=None):
-    return subprocess.run([sys.executable, "-m", "kernlearn_cli", *map(str, args)], capture_output=True,
-                          text=True, cwd=cwd, env={**os.environ, **(env or {})})
 
 
 def config(tmp_path, **parts):
@@ -83,13 +76,7 @@ def test_plan_and_list(tmp_path):
 
 def test_gyrb_config_on_synthetic_standin(tmp_path):
     """configs/gyrb_burg.yaml runs once a kernel is in <data home>/gyrb: here a synthetic 52 x 52 stand-in."""
-    rng = np.random.default_rng(0)
-    y = np.repeat([0, 1, 2], [17, 17, 18])
-    X = rng.standard_normal((52, 5)) + 3.0 * np.eye(5)[y]
-    home = tmp_path / "home"
-    (home / "gyrb").mkdir(parents=True)
-    np.save(home / "gyrb" / "kernel.npy", np.exp(-0.1 * ((X[:, None] - X[None]) ** 2).sum(-1)))
-    np.save(home / "gyrb" / "labels.npy", y)
+    home = gyrb_standin(tmp_path / "home")
     res = kernlearn("run", REPO / "configs" / "gyrb_burg.yaml", "--out", tmp_path / "out",
                     "--set", "grid={constraints.count: [20, 200], seed: [0]}", env={"KERNLEARN_DATA": str(home)})
     assert res.returncode == 0, res.stderr

@@ -21,6 +21,8 @@ from kernlearn_cli.errors import ConfigError, DataError, InfeasibleError
 from kernlearn_cli.solvers.definiteboost import _rank_one, definiteboost, kernel_from_dual
 from kernlearn_cli.types import KINDS, Constraints, Dataset
 
+from conftest import gyrb_standin, kernlearn
+
 ALL = ("approximate", "exact")
 
 
@@ -314,11 +316,6 @@ def test_cli_run_and_plot_history(tmp_path):
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
-def kernlearn(*args, env=None):
-    return subprocess.run([sys.executable, "-m", "kernlearn_cli", *map(str, args)], capture_output=True, text=True,
-                          env={**os.environ, **(env or {})})
-
-
 def test_cli_non_psd_initial_kernel(tmp_path):
     """A non-PSD initial kernel stops the run with one clear error (exit 2), nothing written
     (the zero / non-finite factor the solver itself rejects: test_bad_initial_kernel)."""
@@ -336,13 +333,7 @@ def test_cli_non_psd_initial_kernel(tmp_path):
 
 def test_gyrb_fig3_config_on_synthetic_standin(tmp_path):
     """configs/papers/tsuda2005/fig3_gyrb.yaml runs once a kernel is in <data home>/gyrb."""
-    rng = np.random.default_rng(0)
-    y = np.repeat([0, 1, 2], [17, 17, 18])
-    X = rng.standard_normal((52, 5)) + 3.0 * np.eye(5)[y]
-    home = tmp_path / "home"
-    (home / "gyrb").mkdir(parents=True)
-    np.save(home / "gyrb" / "kernel.npy", np.exp(-0.1 * ((X[:, None] - X[None]) ** 2).sum(-1)))
-    np.save(home / "gyrb" / "labels.npy", y)
+    home = gyrb_standin(tmp_path / "home")
     res = kernlearn("run", os.path.join(REPO, "configs", "papers", "tsuda2005", "fig3_gyrb.yaml"),
                     "--out", tmp_path / "out", "--set", "grid.seed=[0]", env={"KERNLEARN_DATA": str(home)})
     assert res.returncode == 0, res.stderr

@@ -121,3 +121,15 @@ def run_sweeps(sweep, lam, constraints: Constraints, *, name: str, tol: float, m
                       f"{history['dual_change'][-1]:.3g} > tol {tol:g}); the result is written with "
                       "converged=false.", stacklevel=3)
     return converged, count, {k: np.asarray(v) for k, v in history.items()}
+
+
+def check_settings(name: str, constraints: Constraints, tol: float, slack: float) -> None:
+    """The checks every cyclic Bregman solver makes before its first sweep."""
+    from ..errors import ConfigError
+
+    if len(constraints) == 0:
+        raise ConfigError(f"solver '{name}' needs at least one constraint, but the constraint set is empty.")
+    if not tol > 0:
+        raise ConfigError(f"solver.tol must be > 0, got {tol}.")
+    if not slack > 0:
+        raise ConfigError(f"solver.slack must be > 0 (or inf for hard constraints), got {slack}.")

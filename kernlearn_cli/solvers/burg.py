@@ -40,7 +40,7 @@ from ..kernels import full_column_rank
 from ..registry import solvers
 from ..types import Constraints, SolverResult
 from . import _burg_kernels as _k
-from ._cyclic import describe, run_sweeps
+from ._cyclic import check_settings, describe, run_sweeps
 
 
 def burg_divergence_core(B: np.ndarray) -> float:
@@ -91,12 +91,7 @@ def burg(G0: np.ndarray, constraints: Constraints, *, tol: float = 1e-3, max_swe
         range of K0, a projection that would leave the PD cone, non-finite values, or
         violations that stop shrinking while the duals grow (see ``stall_window``).
     """
-    if len(constraints) == 0:
-        raise ConfigError("solver 'burg' needs at least one constraint, but the constraint set is empty.")
-    if not tol > 0:
-        raise ConfigError(f"solver.tol must be > 0, got {tol}.")
-    if not slack > 0:
-        raise ConfigError(f"solver.slack must be > 0 (or inf for hard constraints), got {slack}.")
+    check_settings("burg", constraints, tol, slack)
     is_dist = np.isin(constraints.kind, [0, 1, 4])
     if slack != float("inf"):
         rank2 = ~is_dist & (constraints.i != constraints.j)

@@ -36,7 +36,7 @@ from ..kernels import full_column_rank
 from ..registry import solvers
 from ..types import Constraints, SolverResult
 from . import _von_neumann_kernels as _k
-from ._cyclic import describe, run_sweeps
+from ._cyclic import check_settings, describe, run_sweeps
 
 
 def von_neumann_divergence_core(W: np.ndarray, D: np.ndarray, lam0: np.ndarray) -> float:
@@ -77,12 +77,7 @@ def von_neumann(G0: np.ndarray, constraints: Constraints, *, tol: float = 1e-3, 
         info ``projections``, ``trace_evaluations``, ``evaluations_per_projection`` (mean over
         the projections that ran the root finder) and ``max_evaluations``.
     """
-    if len(constraints) == 0:
-        raise ConfigError("solver 'von_neumann' needs at least one constraint, but the constraint set is empty.")
-    if not tol > 0:
-        raise ConfigError(f"solver.tol must be > 0, got {tol}.")
-    if not slack > 0:
-        raise ConfigError(f"solver.slack must be > 0 (or inf for hard constraints), got {slack}.")
+    check_settings("von_neumann", constraints, tol, slack)
     is_dist = np.isin(constraints.kind, [0, 1, 4])
     rank2 = ~is_dist & (constraints.i != constraints.j)
     if rank2.any():
