@@ -114,12 +114,15 @@ tsuda2005-fig3: install           ## DefiniteBoost on threshold constraints: dua
 
 tsuda2005: tsuda2005-fig2 tsuda2005-fig3
 
-kulis2006-fig2-vn: install        ## Fig. 2 protocol, von Neumann beside Burg (soybean_small; 5 runs, ~10 min)
-	$(RUN) $(KULIS)/fig2_soybean_small_von_neumann.yaml --out $(K06)/fig2_soybean_small_von_neumann
-	$(KL) collect $(K06)/fig2_soybean_small_burg $(K06)/fig2_soybean_small_von_neumann -m knn_accuracy \
-	  --rows constraints.count --cols solver --prefix $(TABLES)/kulis2006_fig2_vn $(call fill,kulis2006-fig2-vn)
-	$(KL) plot $(K06)/fig2_soybean_small_burg $(K06)/fig2_soybean_small_von_neumann $(K06)/fig2_soybean_small_target \
-	  -m knn_accuracy -o $(FIGS)/kulis2006_fig2_soybean_small_vn.png --title "soybean_small target: Burg and von Neumann"
+kulis2006-fig2-vn: install        ## Fig. 2 protocol, von Neumann beside Burg (soybean_small, wine; ~12 min)
+	for ds in soybean_small wine; do \
+	  $(RUN) $(KULIS)/fig2_$${ds}_von_neumann.yaml --out $(K06)/fig2_$${ds}_von_neumann && \
+	  $(KL) plot $(K06)/fig2_$${ds}_burg $(K06)/fig2_$${ds}_von_neumann $(K06)/fig2_$${ds}_target \
+	    -m knn_accuracy -o $(FIGS)/kulis2006_fig2_$${ds}_vn.png --title "$$ds RBF target: Burg and von Neumann" \
+	  || exit 1; done
+	$(KL) collect $(K06)/fig2_soybean_small_burg $(K06)/fig2_soybean_small_von_neumann \
+	  $(K06)/fig2_wine_burg $(K06)/fig2_wine_von_neumann -m knn_accuracy \
+	  --rows constraints.count --cols experiment --prefix $(TABLES)/kulis2006_fig2_vn $(call fill,kulis2006-fig2-vn)
 
 reproduce: kulis2006 kulis2006-fig2-vn tsuda2005   ## every paper target
 

@@ -8,7 +8,7 @@ import pytest
 from kernlearn_cli.errors import ConfigError, InfeasibleError
 from kernlearn_cli.solvers import _von_neumann_kernels as _k
 from kernlearn_cli.solvers.von_neumann import von_neumann
-from kernlearn_cli.types import Constraints
+from kernlearn_cli.types import KINDS, Constraints
 
 from reference import von_neumann_dual_reference
 from test_burg import feasible_instance, relative_violation
@@ -18,8 +18,11 @@ DIST = ["dist_le", "dist_ge", "dist_eq"]
 
 @pytest.mark.parametrize("seed", range(4))
 @pytest.mark.parametrize("full_rank", [False, True])
-def test_matches_dense_dual_reference(seed, full_rank):
-    G0, C = feasible_instance(seed, n=30 if full_rank else 40, c=12, kinds=DIST, full_rank=full_rank)
+@pytest.mark.parametrize("kinds", ["distance", "all"])
+def test_matches_dense_dual_reference(seed, full_rank, kinds):
+    # "all": distance and similarity constraints (off-diagonal K_ij are the rank-two updates)
+    G0, C = feasible_instance(seed, n=30 if full_rank else 40, c=12, kinds=DIST if kinds == "distance" else KINDS,
+                              full_rank=full_rank)
     res = von_neumann(G0, C, tol=1e-9)
     K, K0 = res.G @ res.G.T, G0 @ G0.T
     Kref, obj_ref = von_neumann_dual_reference(G0, C)
@@ -38,11 +41,12 @@ def secular_decomposition(d, w, alpha):
     perm = np.argsort(d)
     pole, weight, owner = np.empty(r), np.empty(r), np.empty(r, dtype=np.int64)
     k = _k._poles(d, w, perm, pole, weight, owner)
-    org, tau, wp, ww = np.empty(r, dtype=np.int64), np.empty(r), np.empty(r), np.empty(r)
-    _k._eigvals(pole, weight, k, alpha, org, tau, wp, ww)
+    org, tau = np.empty(r, dtype=np.int64), np.empty(r)
+    wk, iw = np.empty((_k._N_WK, r)), np.zeros((_k._N_IW, r), dtype=np.int64)
+    _k._eigvals(pole, weight, k, alpha, org, tau, wk, iw, False)
     U, dd = np.empty((r, r)), d.copy()
-    _k._eigvecs(dd, w, perm, owner, pole, k, org, tau, U)
-    return U, dd, pole, weight, k, org, tau
+    _k._eigvecs(dd, w, perm, owner, pole, k, org, tau, U, wk, iw)
+    return U, dd, pole, weight, k, org, tau, wk, iw
 
 
 @pytest.mark.parametrize("case", ["distinct", "repeated", "zero_weights", "negative_alpha", "tiny_alpha"])
@@ -57,7 +61,7 @@ def test_secular_eigendecomposition_matches_eigh(case):
         d[[9, 10]] = 0.25
     if case == "zero_weights":
         w[[0, 4]] = 0.0
-    U, theta, pole, weight, k, org, tau = secular_decomposition(d, w, alpha)
+    U, theta, pole, weight, k, org, tau, wk, iw = secular_decomposition(d, w, alpha)
     M = np.diag(d) + alpha * np.outer(w, w)
     np.testing.assert_allclose(np.sort(theta), np.linalg.eigvalsh(M), rtol=0, atol=1e-12)
     np.testing.assert_allclose(U.T @ U, np.eye(r), atol=1e-10)
@@ -65,8 +69,9 @@ def test_secular_eigendecomposition_matches_eigh(case):
     # the trace evaluation from the roots alone equals w^T expm(M) w
     ev, Q = np.linalg.eigh(M)
     exact = w @ (Q * np.exp(ev)) @ Q.T @ w
-    value = _k._value(pole, weight, k, alpha, org, tau, np.empty(r), np.empty(r))
-    assert value == pytest.approx(exact, rel=1e-10)
+    for warm in (False, True):        # a warm start from the roots just found changes nothing
+        value = _k._value(pole, weight, k, alpha, org, tau, wk, iw, warm)
+        assert value == pytest.approx(exact, rel=1e-10)
 
 
 def test_scaled_identity_start_closed_form():
@@ -98,8 +103,6 @@ def test_infeasible_and_unsupported():
     G0 = rng.standard_normal((10, 3))
     with pytest.raises(InfeasibleError, match="infeasible"):
         von_neumann(G0, Constraints.from_lists([0, 0], [1, 1], ["dist_le", "dist_ge"], [1.0, 2.0]))
-    with pytest.raises(ConfigError, match="off-diagonal|diagonal similarity"):
-        von_neumann(G0, Constraints.from_lists([0], [1], ["sim_le"], [0.1]))
     with pytest.raises(ConfigError, match="empty"):
         von_neumann(G0, Constraints(np.array([], int), np.array([], int), np.array([], np.int8), np.array([])))
 
@@ -115,3 +118,28 @@ def test_slack_gives_an_answer_for_infeasible_sets_and_determinism():
     G0, C = feasible_instance(7, c=15, kinds=DIST)
     a, b = von_neumann(G0, C, tol=1e-6), von_neumann(G0.copy(), C, tol=1e-6)
     assert np.array_equal(a.G, b.G) and a.iterations == b.iterations
+
+
+@pytest.mark.parametrize("kind", ["dist_eq", "sim_eq"])
+@pytest.mark.parametrize("diagonal", [False, True])
+def test_one_projection_is_exact(kind, diagonal):
+    """A single projection (equality, from a non-constant exponent) lands on its bound to
+    rounding -- the root finder is exact, not merely convergent over sweeps; it needs few
+    trace evaluations.  Off-diagonal similarity takes the rank-two path."""
+    if kind == "dist_eq" and diagonal:
+        pytest.skip("a distance needs two points")
+    rng = np.random.default_rng(8)
+    n, r = 30, 7
+    U0, _ = np.linalg.qr(rng.standard_normal((n, r)))
+    W, _ = np.linalg.qr(rng.standard_normal((r, r)))
+    W, D = np.ascontiguousarray(W), rng.uniform(-2.0, 2.0, r)
+    i, j = 3, (3 if diagonal else 11)
+    K = U0 @ (W * np.exp(D)) @ W.T @ U0.T
+    now = K[i, i] + K[j, j] - 2 * K[i, j] if kind == "dist_eq" else K[i, j]
+    C = Constraints.from_lists([i], [j], [kind], [1.7 * now])
+    lam, bhat = np.zeros(1), C.bound.copy()
+    status, *_, evals, solves, max_evals = _k.von_neumann_sweep(
+        np.ascontiguousarray(U0), C.i, C.j, C.kind, bhat, lam, W, D, math.inf)
+    assert status == _k.OK and solves == 1 and max_evals <= 8
+    np.testing.assert_allclose(W.T @ W, np.eye(r), atol=1e-12)
+    assert C.values(U0 @ W * np.exp(D / 2))[0] == pytest.approx(1.7 * now, rel=1e-9)

@@ -1,9 +1,9 @@
 """Compiled inner loop of the low-rank von Neumann projections (Kulis et al. 2006, Alg. 2).
 
 The iterate is X = V0 W exp(D) W^T V0^T with W orthogonal (r x r) and D the diagonal
-of the exponent (Lambda = exp(D)).  A projection onto the constraint z^T X z (<=,>=,=) b
-with v = V0^T z, w = W^T v needs the eigen-decomposition of the diagonal-plus-rank-one
-exponent D + alpha w w^T = U Theta U^T (Sec. 5.2.1).  Here:
+of the exponent (Lambda = exp(D)).  A projection onto z^T X z (<=,>=,=) b with
+v = V0^T z, w = W^T v adds alpha w w^T to the exponent and needs the eigen-decomposition
+D + alpha w w^T = U Theta U^T (Sec. 5.2.1).  Here:
 
 * its eigenvalues are the roots of the secular equation
   1 + alpha sum_j w_j^2 / (d_j - theta) = 0 (Golub 1973; Demmel 1997, Sec. 5.3.3),
@@ -11,11 +11,17 @@ exponent D + alpha w w^T = U Theta U^T (Sec. 5.2.1).  Here:
 * the constraint value for a trial alpha needs no eigenvectors:
   z^T X(alpha) z = sum_i exp(theta_i) (u_i . w)^2 with (u_i . w)^2 = 1/(alpha^2 S2_i),
   S2_i = sum_j w_j^2/(d_j - theta_i)^2 (the eigenvector is u_i ~ (D - theta_i)^-1 w);
-* alpha is found by a safeguarded secant iteration on log z^T X(alpha) z (exact when
-  D is constant, which gives the first guess alpha0 = log(b/p)/||w||^2), counting
-  trace evaluations;
-* only the accepted step forms U (O(r^2)) and W <- W U (O(r^3): the dense product the
-  paper would replace by a fast multipole method).
+* alpha is found by a bracketed secant iteration on log z^T X(alpha) z (its first guess,
+  alpha0 = log(b/p)/||w||^2, is exact when D is constant); the dual correction
+  beta = min(lambda_i, alpha) is tested first, so a clamped step costs one trace
+  evaluation and a satisfied constraint with lambda_i = 0 costs none; each evaluation
+  starts its roots from the previous evaluation's;
+* the accepted step reuses the roots of its last evaluation, forms U (O(r^2)) and
+  W <- W U (O(r^3): the dense product the paper would replace by a fast multipole method).
+
+Off-diagonal similarity constraints K_ij = a^T exp(D) c (a, c the rows of V0 W) add the
+rank-two term alpha (a c^T + c a^T)/2 = (alpha/4)(s s^T - t t^T), s = a + c, t = a - c:
+two successive diagonal-plus-rank-one decompositions, O(r^2) per trace evaluation.
 """
 
 import math
@@ -25,10 +31,50 @@ from numba import njit
 
 from ._cyclic import BROKEN, OK, STUCK, TINY, dual_step, rel_violation, sign
 
-# No fastmath here: reassociation would turn (pole_j - pole_org) - tau into
-# pole_j - (pole_org + tau) and destroy the relative accuracy of roots near a pole.
+# The secular solver subtracts the root's offset from exactly computed pole differences;
+# reassociation there would destroy the relative accuracy of roots near a pole, so only the
+# reductions below (over precomputed differences) may be vectorised.
 _EPS = 2.220446049250313e-16
+_FASTMATH = {"reassoc", "contract", "nsz", "arcp"}
 MAX_EVALS = 60
+TOL_G = 1e-10          # root-finder stop: relative error of the constraint value
+
+
+@njit(cache=True, fastmath=_FASTMATH)
+def _sums(delta, weight, start, stop, t):
+    """sum_j weight_j q_j and sum_j weight_j q_j^2 over j in [start, stop), q_j = 1/(delta_j - t)."""
+    s = 0.0
+    ds = 0.0
+    for j in range(start, stop):
+        wq = weight[j] / (delta[j] - t)
+        s += wq
+        ds += wq / (delta[j] - t)
+    return s, ds
+
+
+@njit(cache=True, fastmath=_FASTMATH)
+def _sumsq(x):
+    s = 0.0
+    for j in range(x.shape[0]):
+        s += x[j] * x[j]
+    return s
+
+
+@njit(cache=True, error_model="numpy")
+def _sort_perm(d, perm):
+    """perm = argsort(d) by insertion sort from the identity: O(r) when d is nearly sorted,
+    as it is after every projection (the new eigenvalues come out in increasing order)."""
+    r = d.shape[0]
+    for j in range(r):
+        perm[j] = j
+    for j in range(1, r):
+        p = perm[j]
+        x = d[p]
+        m = j - 1
+        while m >= 0 and d[perm[m]] > x:
+            perm[m + 1] = perm[m]
+            m -= 1
+        perm[m + 1] = p
 
 
 @njit(cache=True, error_model="numpy")
@@ -66,14 +112,80 @@ def _poles(d, w, perm, pole, weight, owner):
 
 
 @njit(cache=True, error_model="numpy")
-def _secular(pole, weight, k, rho, org, tau):
+def _guess(delta, weight, k, rho, o, lo, hi):
+    """One-pole first guess for the root next to pole o: 1/rho + R - w_o/tau = 0."""
+    rl, _ = _sums(delta, weight, 0, o, 0.0)
+    rr, _ = _sums(delta, weight, o + 1, k, 0.0)
+    rest = 1.0 / rho + rl + rr
+    t = weight[o] / rest if rest != 0.0 else 0.5 * (lo + hi)
+    return t if lo < t < hi else 0.5 * (lo + hi)
+
+
+@njit(cache=True, error_model="numpy")
+def _root(delta, weight, k, rho, i, lo, hi, t):
+    """Root i of 1/rho + sum_j weight_j/(delta_j - tau) = 0 in (lo, hi), from t; delta_j are
+    the pole offsets from the root's origin (delta_o = 0)."""
+    dl = delta[i]
+    dr = delta[i + 1] if i + 1 < k else 0.0
+    # Gragg's "middle way" (as LAPACK's dlaed4): model the left poles (j <= i) and the
+    # right poles (j > i) each by one pole with matching value and slope at t, solve the
+    # model exactly, keep the bracket; converges in a few steps.
+    for _ in range(100):
+        psi, dpsi = _sums(delta, weight, 0, i + 1, t)
+        phi, dphi = _sums(delta, weight, i + 1, k, t)
+        f = 1.0 / rho + psi + phi
+        if f < 0.0:
+            lo = t
+        else:
+            hi = t
+        # f at rounding level (its terms sum to 1/rho - psi + phi in magnitude): a root
+        if abs(f) <= 8.0 * _EPS * (1.0 / rho - psi + phi) or hi - lo <= 4.0 * _EPS * max(abs(lo), abs(hi)):
+            break
+        # model: c + a/(dl - x) + b/(dr - x) = 0 with a = dpsi (dl-t)^2, b = dphi (dr-t)^2
+        a2 = dpsi * (dl - t) ** 2
+        c = 1.0 / rho + psi - dpsi * (dl - t)
+        if i + 1 < k:
+            b2 = dphi * (dr - t) ** 2
+            c += phi - dphi * (dr - t)
+            # c (dl - x)(dr - x) + a2 (dr - x) + b2 (dl - x) = 0, a quadratic in x
+            qa = c
+            qb = -(c * (dl + dr) + a2 + b2)
+            qc = c * dl * dr + a2 * dr + b2 * dl
+            if qa == 0.0:
+                x = -qc / qb
+            else:
+                disc = max(qb * qb - 4.0 * qa * qc, 0.0)
+                sq = math.sqrt(disc)
+                x1 = (-qb - sq) / (2.0 * qa) if qb > 0.0 else 2.0 * qc / (-qb + sq) if (-qb + sq) != 0.0 else np.nan
+                x2 = qc / (qa * x1) if x1 != 0.0 and math.isfinite(x1) else (-qb + sq) / (2.0 * qa)
+                x = x1 if lo <= x1 <= hi else x2
+        else:
+            c += phi
+            x = dl + a2 / c if c != 0.0 else np.nan
+        if not lo <= x <= hi:
+            x = 0.5 * (lo + hi)
+        if abs(x - t) <= 2.0 * _EPS * abs(x):          # converged (the bracket may stay one-sided)
+            t = x
+            break
+        t = x
+    return t
+
+
+@njit(cache=True, error_model="numpy")
+def _offsets(pole, k, base, delta):
+    for j in range(k):
+        delta[j] = pole[j] - base                         # exact for j near the origin (Sterbenz)
+
+
+@njit(cache=True, error_model="numpy")
+def _secular(pole, weight, k, rho, org, tau, delta, warm):
     """Eigenvalues of diag(pole) + rho * (rank one with squared components ``weight``), rho > 0.
 
     Root i lies in (pole[i], pole[i+1]) (the last in (pole[k-1], pole[k-1] + rho sum weight))
     and is stored as theta_i = pole[org[i]] + tau[i], relative to the nearer pole, so that
     theta_i - pole[org[i]] keeps full relative accuracy however close the root is to it
-    (as LAPACK's dlaed4).  Bracketed Newton on f(tau) = 1/rho + sum_j weight_j/(delta_j - tau),
-    delta_j = pole_j - pole[org], bisecting when Newton leaves the bracket.
+    (as LAPACK's dlaed4).  With ``warm`` the previous (org, tau), from a nearby rho, are the
+    first guesses; a root found in the other half of its interval is redone from that pole.
     """
     total = 0.0
     for j in range(k):
@@ -82,76 +194,35 @@ def _secular(pole, weight, k, rho, org, tau):
         if i == k - 1:
             o = i
             lo, hi = 0.0, rho * total
+        elif warm:
+            o = org[i]
+            lo, hi = pole[i] - pole[o], pole[i + 1] - pole[o]
         else:
-            mid = 0.5 * (pole[i] + pole[i + 1])
-            f = 1.0 / rho
-            for j in range(k):
-                f += weight[j] / (pole[j] - mid)
-            if f >= 0.0:                                  # root in the left half: origin pole[i]
+            _offsets(pole, k, pole[i], delta)
+            half = 0.5 * delta[i + 1]
+            fl, _ = _sums(delta, weight, 0, i + 1, half)
+            fr, _ = _sums(delta, weight, i + 1, k, half)
+            if 1.0 / rho + fl + fr >= 0.0:                # root in the left half: origin pole[i]
                 o = i
-                lo, hi = 0.0, mid - pole[i]
+                lo, hi = 0.0, half
             else:
                 o = i + 1
-                lo, hi = mid - pole[i + 1], 0.0
-        base = pole[o]
-        # Gragg's "middle way" (as LAPACK's dlaed4): model the left poles (j <= i) and the
-        # right poles (j > i) each by one pole with matching value and slope at t, solve the
-        # model exactly, keep the bracket; converges in a few steps.
-        dl = pole[i] - base
-        dr = pole[i + 1] - base if i + 1 < k else 0.0
-        rest = 1.0 / rho                                  # one-pole first guess at tau = 0
-        for j in range(k):
-            if j != o:
-                rest += weight[j] / (pole[j] - base)
-        t = weight[o] / rest if rest != 0.0 else 0.5 * (lo + hi)   # 1/rho + R - w_o/tau = 0
-        if not lo < t < hi:
-            t = 0.5 * (lo + hi)
-        for _ in range(100):
-            psi = 0.0
-            dpsi = 0.0
-            phi = 0.0
-            dphi = 0.0
-            for j in range(k):
-                q = 1.0 / ((pole[j] - base) - t)
-                if j <= i:
-                    psi += weight[j] * q
-                    dpsi += weight[j] * q * q
-                else:
-                    phi += weight[j] * q
-                    dphi += weight[j] * q * q
-            f = 1.0 / rho + psi + phi
-            if f < 0.0:
-                lo = t
-            else:
-                hi = t
-            if f == 0.0 or hi - lo <= 4.0 * _EPS * max(abs(lo), abs(hi)):
-                break
-            # model: c + a/(dl - x) + b/(dr - x) = 0 with a = dpsi (dl-t)^2, b = dphi (dr-t)^2
-            a2 = dpsi * (dl - t) ** 2
-            c = 1.0 / rho + psi - dpsi * (dl - t)
-            if i + 1 < k:
-                b2 = dphi * (dr - t) ** 2
-                c += phi - dphi * (dr - t)
-                # c (dl - x)(dr - x) + a2 (dr - x) + b2 (dl - x) = 0, a quadratic in x
-                qa = c
-                qb = -(c * (dl + dr) + a2 + b2)
-                qc = c * dl * dr + a2 * dr + b2 * dl
-                if qa == 0.0:
-                    x = -qc / qb
-                else:
-                    disc = max(qb * qb - 4.0 * qa * qc, 0.0)
-                    sq = math.sqrt(disc)
-                    x1 = (-qb - sq) / (2.0 * qa) if qb > 0.0 else 2.0 * qc / (-qb + sq) if (-qb + sq) != 0.0 else np.nan
-                    x2 = qc / (qa * x1) if x1 != 0.0 and math.isfinite(x1) else (-qb + sq) / (2.0 * qa)
-                    x = x1 if lo < x1 < hi else x2
-            else:
-                c += phi
-                x = dl + a2 / c if c != 0.0 else np.nan
-            t_new = x if lo < x < hi else 0.5 * (lo + hi)
-            if abs(t_new - t) <= 2.0 * _EPS * abs(t_new):   # converged (the bracket may stay one-sided)
-                t = t_new
-                break
-            t = t_new
+                lo, hi = half - delta[i + 1], 0.0
+        _offsets(pole, k, pole[o], delta)
+        if warm and org[i] == o and lo < tau[i] < hi:
+            t = tau[i]
+        else:
+            t = _guess(delta, weight, k, rho, o, lo, hi)
+        t = _root(delta, weight, k, rho, i, lo, hi, t)
+        if warm and i < k - 1:
+            half = 0.5 * (pole[i + 1] - pole[i])
+            if (o == i and t > half) or (o == i + 1 and t < -half):
+                other = i + 1 if o == i else i
+                t += pole[o] - pole[other]                # the same point, from the nearer pole
+                o = other
+                lo, hi = (0.0, half) if o == i else (-half, 0.0)
+                _offsets(pole, k, pole[o], delta)
+                t = _root(delta, weight, k, rho, i, lo, hi, t if lo < t < hi else 0.5 * (lo + hi))
         if t == 0.0:                                      # underflow: keep the root off the pole
             t = 1e-300 if o == i else -1e-300
         org[i] = o
@@ -159,132 +230,141 @@ def _secular(pole, weight, k, rho, org, tau):
 
 
 @njit(cache=True, error_model="numpy")
-def _eigvals(pole, weight, k, alpha, org, tau, work_p, work_w):
+def _eigvals(pole, weight, k, alpha, org, tau, wk, iw, warm):
     """Secular roots of diag(pole) + alpha * rank one, for either sign of alpha:
-    theta_i = pole[org[i]] + tau[i], in increasing order."""
+    theta_i = pole[org[i]] + tau[i], in increasing order.
+
+    ``wk`` rows 0-3 and ``iw`` row 0 are workspace; rows wk[3] / iw[0] keep the solver's own
+    (for alpha < 0: reversed) roots, the warm start of the next call with the same sign.
+    """
+    sorg, stau, delta = iw[0], wk[3], wk[2]
     if alpha > 0.0:
-        _secular(pole, weight, k, alpha, org, tau)
+        _secular(pole, weight, k, alpha, sorg, stau, delta, warm)
+        for i in range(k):
+            org[i] = sorg[i]
+            tau[i] = stau[i]
         return
     # D + alpha ww^T = -((-D) + |alpha| ww^T): poles reversed and negated
+    rp, rw = wk[0], wk[1]
     for j in range(k):
-        work_p[j] = -pole[k - 1 - j]
-        work_w[j] = weight[k - 1 - j]
-    _secular(work_p, work_w, k, -alpha, org, tau)
-    for j in range(k // 2):
-        org[j], org[k - 1 - j] = org[k - 1 - j], org[j]
-        tau[j], tau[k - 1 - j] = tau[k - 1 - j], tau[j]
-    for j in range(k):
-        org[j] = k - 1 - org[j]
-        tau[j] = -tau[j]
+        rp[j] = -pole[k - 1 - j]
+        rw[j] = weight[k - 1 - j]
+    _secular(rp, rw, k, -alpha, sorg, stau, delta, warm)
+    for i in range(k):
+        org[i] = k - 1 - sorg[k - 1 - i]
+        tau[i] = -stau[k - 1 - i]
 
 
 @njit(cache=True, error_model="numpy")
-def _value(pole, weight, k, alpha, org, tau, work_p, work_w):
+def _value(pole, weight, k, alpha, org, tau, wk, iw, warm):
     """w^T exp(D + alpha w w^T) w from the secular roots alone (one trace evaluation)."""
     if alpha == 0.0:
         s = 0.0
         for j in range(k):
             s += math.exp(pole[j]) * weight[j]
         return s
-    _eigvals(pole, weight, k, alpha, org, tau, work_p, work_w)
+    _eigvals(pole, weight, k, alpha, org, tau, wk, iw, warm)
+    delta = wk[2]
     s = 0.0
     for i in range(k):
         base = pole[org[i]]
-        s2 = 0.0
         for j in range(k):
-            q = 1.0 / ((pole[j] - base) - tau[i])
-            s2 += weight[j] * q * q
+            delta[j] = pole[j] - base
+        _, s2 = _sums(delta, weight, 0, k, tau[i])
         s += math.exp(base + tau[i]) / (alpha * alpha * s2)
     return s
 
 
+# Root finding for alpha: the increasing function g (log z^T X(alpha) z - log b + alpha/gamma
+# for rank-one constraints) is driven by a bracketed secant iteration, kept as a small state
+# vector so that every projection type can run its own evaluations in a plain loop:
+#     x = _root_start(st, g0, c, gc, a1)
+#     while True: x, done = _root_advance(st, x, g(x), evals); if done: break
+# The root is then always the point evaluated last, so its secular roots can be reused.
+_LO, _GLO, _HI, _GHI, _X0, _Y0 = range(6)
+
+
 @njit(cache=True, error_model="numpy")
-def _solve_alpha(pole, weight, k, b, p, wnorm2, inv_slack, org, tau, work_p, work_w):
-    """alpha with log w^T exp(D + alpha ww^T) w - log b + alpha/gamma = 0 (1/gamma = inv_slack,
-    0 for hard constraints): bracketed, Illinois-safeguarded secant; returns (alpha, evaluations)."""
-    target = math.log(b)
-    g0 = math.log(p) - target                     # at alpha = 0
-    if g0 == 0.0:
-        return 0.0, 0
-    a1 = -g0 / (wnorm2 + inv_slack)               # exact when D is constant
-    g1 = math.log(_value(pole, weight, k, a1, org, tau, work_p, work_w)) - target + a1 * inv_slack
-    evals = 1
-    # bracket [lo, hi] with g(lo) < 0 < g(hi); g is increasing in alpha
+def _root_start(st, g0, c, gc, a1):
+    """Bracket from the known points g(0) = g0 and (c != 0) g(c) = gc; returns the first point."""
+    st[_LO], st[_GLO], st[_HI], st[_GHI] = -np.inf, -np.inf, np.inf, np.inf
     if g0 < 0.0:
-        lo, glo = 0.0, g0
-        hi, ghi = a1, g1
-        while ghi < 0.0 and evals < MAX_EVALS:
-            lo, glo = hi, ghi
-            hi = 2.0 * hi
-            ghi = math.log(_value(pole, weight, k, hi, org, tau, work_p, work_w)) - target + hi * inv_slack
-            evals += 1
+        st[_LO], st[_GLO] = 0.0, g0
     else:
-        hi, ghi = 0.0, g0
-        lo, glo = a1, g1
-        while glo > 0.0 and evals < MAX_EVALS:
-            hi, ghi = lo, glo
-            lo = 2.0 * lo
-            glo = math.log(_value(pole, weight, k, lo, org, tau, work_p, work_w)) - target + lo * inv_slack
-            evals += 1
-    if glo > 0.0 or ghi < 0.0:
-        return np.nan, evals
-    # Illinois-modified regula falsi on the bracket
-    side = 0
-    a = a1
-    while evals < MAX_EVALS:
-        a = hi - ghi * (hi - lo) / (ghi - glo)
-        if not (lo < a < hi):
-            a = 0.5 * (lo + hi)
-        g = math.log(_value(pole, weight, k, a, org, tau, work_p, work_w)) - target + a * inv_slack
-        evals += 1
-        if abs(g) <= 1e-13 or hi - lo <= 1e-15 * max(abs(lo), abs(hi)):
-            break
-        if g < 0.0:
-            lo, glo = a, g
-            if side == -1:
-                ghi *= 0.5
-            side = -1
-        else:
-            hi, ghi = a, g
-            if side == 1:
-                glo *= 0.5
-            side = 1
-    return a, evals
+        st[_HI], st[_GHI] = 0.0, g0
+    if c != 0.0:
+        if gc < 0.0 and c > st[_LO]:
+            st[_LO], st[_GLO] = c, gc
+        elif gc > 0.0 and c < st[_HI]:
+            st[_HI], st[_GHI] = c, gc
+    st[_X0], st[_Y0] = 0.0, g0
+    lo, hi = st[_LO], st[_HI]
+    if lo < a1 < hi:
+        return a1
+    if math.isfinite(lo) and math.isfinite(hi):               # regula falsi on the bracket
+        return lo - st[_GLO] * (hi - lo) / (st[_GHI] - st[_GLO])
+    return a1 if math.isfinite(a1) else (lo + 1.0 if math.isfinite(lo) else hi - 1.0)
 
 
 @njit(cache=True, error_model="numpy")
-def _eigvecs(d, w, perm, owner, pole, k, org, tau, U):
+def _root_advance(st, x1, y1, evals):
+    """Take g(x1) = y1; returns (next point, done).  Done: |g| <= TOL_G, the bracket has
+    collapsed, or MAX_EVALS evaluations (x1 is then the answer); nan: no finite value."""
+    if not math.isfinite(y1):
+        return np.nan, True
+    if y1 < 0.0:
+        st[_LO], st[_GLO] = x1, y1
+    else:
+        st[_HI], st[_GHI] = x1, y1
+    lo, hi = st[_LO], st[_HI]
+    collapsed = math.isfinite(lo) and math.isfinite(hi) and hi - lo <= 1e-15 * max(abs(lo), abs(hi))
+    if abs(y1) <= TOL_G or collapsed or evals >= MAX_EVALS:
+        return x1, True
+    x0, y0 = st[_X0], st[_Y0]
+    x2 = x1 - y1 * (x1 - x0) / (y1 - y0) if y1 != y0 else np.nan
+    if not lo < x2 < hi:
+        if math.isfinite(lo) and math.isfinite(hi):
+            x2 = 0.5 * (lo + hi)                                # bisection keeps the bracket honest
+        elif math.isfinite(lo):
+            x2 = lo + 2.0 * max(abs(lo - x0), abs(lo), 1e-3)   # expand towards the missing side
+        else:
+            x2 = hi - 2.0 * max(abs(hi - x0), abs(hi), 1e-3)
+    st[_X0], st[_Y0] = x1, y1
+    return x2, False
+
+
+@njit(cache=True, error_model="numpy")
+def _eigvecs(d, w, perm, owner, pole, k, org, tau, U, wk, iw):
     """Orthonormal eigenvectors of D + alpha ww^T (columns of U, original index order).
 
     Secular roots: u_i ~ (D - theta_i)^-1 w.  Each merged group of size m contributes
     m - 1 vectors orthogonal to its part of w (a Householder basis); zero-weight
-    entries keep their unit vectors.  Returns the eigenvalue of every column in ``d``.
+    entries keep their unit vectors.  Returns the eigenvalue of every column in ``d``
+    (the roots first, in increasing order).  Workspace: wk rows 4-7, iw row 1.
     """
     r = d.shape[0]
-    newd = np.empty(r)
-    live = np.empty(r, dtype=np.bool_)              # index j belongs to a pole with weight
+    newd, h, dg, wl, group = wk[4], wk[5], wk[6], wk[7], iw[1]
     for t in range(r):
-        live[perm[t]] = owner[t] >= 0
-    for i in range(r):
-        for j in range(r):
-            U[j, i] = 0.0
-    group = np.empty(r, dtype=np.int64)            # pole of each original index
-    for t in range(r):
-        group[perm[t]] = owner[t]
+        group[perm[t]] = owner[t]                   # pole of each original index (-1: no weight)
+    for j in range(r):
+        live = group[j] >= 0
+        dg[j] = pole[group[j]] if live else np.inf       # no weight: component 0
+        wl[j] = w[j] if live else 0.0
     col = 0
     for i in range(k):
         base = pole[org[i]]
-        nn = 0.0
+        ti = tau[i]
         for j in range(r):
             # d_j - theta_i = (pole_g - pole_org) - tau_i, exact for j in the origin group
-            q = w[j] / ((pole[group[j]] - base) - tau[i]) if live[j] else 0.0
-            U[j, col] = q
-            nn += q * q
-        nn = 1.0 / math.sqrt(nn)
+            h[j] = wl[j] / ((dg[j] - base) - ti)
+        nn = 1.0 / math.sqrt(_sumsq(h))
         for j in range(r):
-            U[j, col] *= nn
-        newd[col] = base + tau[i]
+            U[j, col] = h[j] * nn
+        newd[col] = base + ti
         col += 1
+    for i in range(k, r):
+        for j in range(r):
+            U[j, i] = 0.0
     # groups: complement of w within the group; weight-0 entries: unit vectors
     t = 0
     while t < r:
@@ -306,7 +386,6 @@ def _eigvecs(d, w, perm, owner, pole, k, org, tau, U):
         for s in range(start, t):
             nw += w[perm[s]] ** 2
         nw = math.sqrt(nw)
-        h = np.empty(m)
         for s in range(m):
             h[s] = w[perm[start + s]]
         h[0] += math.copysign(nw, h[0])
@@ -322,6 +401,97 @@ def _eigvecs(d, w, perm, owner, pole, k, org, tau, U):
         d[i] = newd[i]
 
 
+@njit(cache=True)
+def _gemm_into(A, B, out):
+    """out = A B for square matrices (BLAS, no allocation)."""
+    np.dot(A, B, out)
+
+
+@njit(cache=True, fastmath=_FASTMATH)
+def _tmatvec(U, x, out):
+    """out = U^T x."""
+    r = U.shape[0]
+    for j in range(r):
+        out[j] = 0.0
+    for m in range(r):
+        xm = x[m]
+        for j in range(r):
+            out[j] += xm * U[m, j]
+
+
+@njit(cache=True, error_model="numpy")
+def _dexp(x, y):
+    """Divided difference (e^x - e^y)/(x - y), e^x when x = y."""
+    h = x - y
+    if abs(h) < 1e-12:
+        return math.exp(0.5 * (x + y))
+    return math.exp(y) * math.expm1(h) / h
+
+
+# Workspace rows (r-vectors).  wk: 0-3 secular scratch, 4-7 eigvecs scratch, then the rank-two
+# vectors; iw: 0-1 secular/eigvecs scratch, then permutations, owners and root origins.
+_WK_S, _WK_T, _WK_A, _WK_C, _WK_T1, _WK_A1, _WK_C1, _WK_D1, _WK_D2, _WK_P2, _WK_W2, _WK_TAU2 = range(8, 20)
+_N_WK = 20
+_IW_PERM2, _IW_OWN2, _IW_ORG2 = range(2, 5)
+_N_IW = 5
+
+
+@njit(cache=True, error_model="numpy")
+def _rank_two_value(alpha, k, D, perm, pole, weight, owner, org, tau, U1, U2, wk, iw):
+    """K_ij(alpha) = a^T exp(D + (alpha/4)(s s^T - t t^T)) c by two diagonal-plus-rank-one
+    decompositions (left in U1, wk[D1] and U2, wk[D2]); O(r^2).  The k poles of the first
+    stage (D with weights s^2) are set up by the caller."""
+    r = D.shape[0]
+    s, t, a, c = wk[_WK_S], wk[_WK_T], wk[_WK_A], wk[_WK_C]
+    t1, a1, c1, d1, d2 = wk[_WK_T1], wk[_WK_A1], wk[_WK_C1], wk[_WK_D1], wk[_WK_D2]
+    for j in range(r):
+        d1[j] = D[j]
+    if alpha != 0.0:
+        _eigvals(pole, weight, k, 0.25 * alpha, org, tau, wk, iw, False)
+        _eigvecs(d1, s, perm, owner, pole, k, org, tau, U1, wk, iw)
+        _tmatvec(U1, t, t1)
+        _tmatvec(U1, a, a1)
+        _tmatvec(U1, c, c1)
+    else:
+        for i in range(r):
+            for j in range(r):
+                U1[i, j] = 1.0 if i == j else 0.0
+            t1[i], a1[i], c1[i] = t[i], a[i], c[i]
+    perm2, owner2 = iw[_IW_PERM2], iw[_IW_OWN2]
+    pole2, weight2, tau2 = wk[_WK_P2], wk[_WK_W2], wk[_WK_TAU2]
+    org2 = iw[_IW_ORG2]
+    _sort_perm(d1, perm2)
+    for j in range(r):
+        d2[j] = d1[j]
+    k2 = _poles(d1, t1, perm2, pole2, weight2, owner2)
+    if alpha != 0.0 and k2 > 0:
+        _eigvals(pole2, weight2, k2, -0.25 * alpha, org2, tau2, wk, iw, False)
+        _eigvecs(d2, t1, perm2, owner2, pole2, k2, org2, tau2, U2, wk, iw)
+    else:
+        for i in range(r):
+            for j in range(r):
+                U2[i, j] = 1.0 if i == j else 0.0
+    f = 0.0
+    for l in range(r):
+        ua = 0.0
+        uc = 0.0
+        for m in range(r):
+            ua += U2[m, l] * a1[m]
+            uc += U2[m, l] * c1[m]
+        f += math.exp(d2[l]) * ua * uc
+    return f
+
+
+@njit(cache=True, error_model="numpy")
+def _apply(W, U, Wn):
+    """W <- W U (the O(r^3) step of Alg. 2)."""
+    _gemm_into(W, U, Wn)
+    r = W.shape[0]
+    for a in range(r):
+        for c in range(r):
+            W[a, c] = Wn[a, c]
+
+
 _SWEEP_SIG = ("Tuple((int64, int64, float64, int64, int64, int64, int64))(float64[:, ::1], int64[::1], int64[::1], "
               "int8[::1], float64[::1], float64[::1], float64[:, ::1], float64[::1], float64)")
 
@@ -330,10 +500,10 @@ _SWEEP_SIG = ("Tuple((int64, int64, float64, int64, int64, int64, int64))(float6
 def von_neumann_sweep(V0, ci, cj, kind, bhat, lam, W, D, slack):
     """One cyclic sweep of von Neumann projections (Alg. 2), in place on W, D, lam, bhat.
 
-    Constraints are distance constraints (z = e_i - e_j) or diagonal similarity
-    constraints (z = e_i).  Returns (status, index, max relative violation met before a
-    projection, its constraint, trace evaluations, root-finder calls, most trace
-    evaluations one call needed).
+    Distance constraints (z = e_i - e_j) and diagonal similarity constraints (z = e_i) are
+    rank-one; off-diagonal similarity constraints K_ij are rank-two.  Returns (status, index,
+    max relative violation met before a projection, its constraint, trace evaluations,
+    root-finder calls, most trace evaluations one call needed).
     """
     r = W.shape[0]
     hard = math.isinf(slack)
@@ -342,12 +512,16 @@ def von_neumann_sweep(V0, ci, cj, kind, bhat, lam, W, D, slack):
     w = np.empty(r)
     pole = np.empty(r)
     weight = np.empty(r)
+    tau = np.empty(r)
+    perm = np.empty(r, dtype=np.int64)
     owner = np.empty(r, dtype=np.int64)
     org = np.empty(r, dtype=np.int64)
-    tau = np.empty(r)
-    work_p = np.empty(r)
-    work_w = np.empty(r)
+    wk = np.empty((_N_WK, r))
+    iw = np.zeros((_N_IW, r), dtype=np.int64)
     U = np.empty((r, r))
+    U2 = np.empty((r, r))
+    Wn = np.empty((r, r))
+    st = np.empty(6)
     maxviol = 0.0
     argmax = -1
     evals = 0
@@ -358,55 +532,136 @@ def von_neumann_sweep(V0, ci, cj, kind, bhat, lam, W, D, slack):
         j = cj[q]
         kd = kind[q]
         delta = sign(kd)
-        is_dist = kd == 0 or kd == 1 or kd == 4
-        for l in range(r):
-            v[l] = V0[i, l] - V0[j, l] if is_dist else V0[i, l]
-        for l in range(r):                                  # w = W^T v
-            w[l] = 0.0
-        for m in range(r):
-            vm = v[m]
-            for l in range(r):
-                w[l] += vm * W[m, l]
-        p = 0.0
-        wnorm2 = 0.0
-        for l in range(r):
-            p += math.exp(D[l]) * w[l] * w[l]               # p = z^T X z
-            wnorm2 += w[l] * w[l]
+        rank_two = not (kd == 0 or kd == 1 or kd == 4) and i != j
         b = bhat[q]
+        if rank_two:
+            a, c = wk[_WK_A], wk[_WK_C]
+            _tmatvec(W, V0[i], a)                            # a = W^T v_i, c = W^T v_j
+            _tmatvec(W, V0[j], c)
+            p = 0.0
+            aa = 0.0
+            cc = 0.0
+            for l in range(r):
+                p += math.exp(D[l]) * a[l] * c[l]           # p = K_ij
+                aa += a[l] * a[l]
+                cc += c[l] * c[l]
+            degenerate = aa * cc <= TINY
+        else:
+            is_dist = kd == 0 or kd == 1 or kd == 4
+            for l in range(r):
+                v[l] = V0[i, l] - V0[j, l] if is_dist else V0[i, l]
+            _tmatvec(W, v, w)                               # w = W^T v
+            p = 0.0
+            for l in range(r):
+                p += math.exp(D[l]) * w[l] * w[l]           # p = z^T X z
+            degenerate = p <= TINY
         viol = rel_violation(p, b, delta)
         if viol > maxviol:
             maxviol = viol
             argmax = q
         if not math.isfinite(p):
             return BROKEN, q, maxviol, argmax, evals, solves, maxev
-        if p <= TINY:
+        if degenerate:                                      # no rank-preserving update moves it
             if viol > 0.0:
                 return STUCK, q, maxviol, argmax, evals, solves, maxev
             continue
-        perm = np.argsort(D)
-        k = _poles(D, w, perm, pole, weight, owner)
-        if b > 0.0:
-            alpha_eq, ev = _solve_alpha(pole, weight, k, b, p, wnorm2, inv_slack, org, tau, work_p, work_w)
-            evals += ev
-            solves += 1
-            maxev = max(maxev, ev)
-            if not math.isfinite(alpha_eq):
-                return BROKEN, q, maxviol, argmax, evals, solves, maxev
-        elif delta < 0.0:
-            alpha_eq = -np.inf                              # z^T X z >= b <= 0 always holds
-        else:
-            return STUCK, q, maxviol, argmax, evals, solves, maxev
-        alpha = dual_step(alpha_eq, lam, q, delta)          # beta = min(lambda_i, alpha)
-        if alpha == 0.0:
+        c_clamp = delta * lam[q]                            # beta = min(lambda_i, alpha), signed
+        _sort_perm(D, perm)
+        ev = 0
+        if rank_two:
+            s, t = wk[_WK_S], wk[_WK_T]
+            for l in range(r):
+                s[l] = a[l] + c[l]
+                t[l] = a[l] - c[l]
+            k = _poles(D, s, perm, pole, weight, owner)
+            scale = max(abs(b), abs(p))
+            g0 = (p - b) / scale
+            if g0 == 0.0 or (delta != 0.0 and c_clamp == 0.0 and delta * g0 <= 0.0):
+                continue                                    # at the bound, or satisfied with lambda_i = 0
+            alpha = c_clamp
+            gc = 0.0
+            y = 0.0
+            if c_clamp != 0.0:
+                gc = (_rank_two_value(c_clamp, k, D, perm, pole, weight, owner, org, tau, U, U2, wk, iw)
+                      - b * math.exp(-c_clamp * inv_slack)) / scale
+                ev = 1
+            if c_clamp == 0.0 or delta * gc > 0.0:          # the step is not clamped: find alpha
+                slope = b * inv_slack                       # g'(0) * scale, for a Newton first guess
+                for l in range(r):
+                    for m in range(r):
+                        slope += 0.5 * a[l] * c[m] * (a[l] * c[m] + c[l] * a[m]) * _dexp(D[l], D[m])
+                x = _root_start(st, g0, c_clamp, gc, -g0 * scale / slope if slope > 0.0 else np.nan)
+                done = False
+                while not done:
+                    y = (_rank_two_value(x, k, D, perm, pole, weight, owner, org, tau, U, U2, wk, iw)
+                         - b * math.exp(-x * inv_slack)) / scale
+                    ev += 1
+                    alpha = x
+                    x, done = _root_advance(st, x, y, ev)
+                if not math.isfinite(x) or (ev >= MAX_EVALS and abs(y) > 1e-6):
+                    return BROKEN, q, maxviol, argmax, evals + ev, solves + 1, max(maxev, ev)
+                evals += ev
+                solves += 1
+                maxev = max(maxev, ev)
+            elif c_clamp != 0.0:
+                evals += ev
+            applied = dual_step(alpha, lam, q, delta)
+            if not hard:
+                bhat[q] = b * math.exp(-applied * inv_slack)
+            _gemm_into(U, U2, Wn)                           # U1 U2, then W <- W U1 U2
+            for l in range(r):
+                for m in range(r):
+                    U[l, m] = Wn[l, m]
+            _apply(W, U, Wn)
+            d2 = wk[_WK_D2]
+            for l in range(r):
+                D[l] = d2[l]
             continue
-        if not math.isfinite(alpha):
-            return BROKEN, q, maxviol, argmax, evals, solves, maxev
+        k = _poles(D, w, perm, pole, weight, owner)
+        if b <= 0.0:
+            if delta >= 0.0:
+                return STUCK, q, maxviol, argmax, evals, solves, maxev
+            if c_clamp == 0.0:                              # z^T X z >= b <= 0 holds, lambda_i = 0
+                continue
+            alpha = c_clamp                                 # alpha = -inf, clamped to -lambda_i
+            _eigvals(pole, weight, k, alpha, org, tau, wk, iw, False)
+        else:
+            target = math.log(b)
+            g0 = math.log(p) - target
+            if g0 == 0.0 or (delta != 0.0 and c_clamp == 0.0 and delta * g0 <= 0.0):
+                continue
+            alpha = c_clamp
+            gc = 0.0
+            sgn = 0.0                                       # sign of the last alpha evaluated
+            if c_clamp != 0.0:
+                gc = math.log(_value(pole, weight, k, c_clamp, org, tau, wk, iw, False)) - target \
+                    + c_clamp * inv_slack
+                ev = 1
+                sgn = c_clamp
+            if c_clamp == 0.0 or delta * gc > 0.0:
+                wnorm2 = 0.0
+                for l in range(r):
+                    wnorm2 += w[l] * w[l]
+                x = _root_start(st, g0, c_clamp, gc, -g0 / (wnorm2 + inv_slack))
+                done = False
+                y = 0.0
+                while not done:
+                    warm = (x > 0.0) == (sgn > 0.0) and sgn != 0.0
+                    val = _value(pole, weight, k, x, org, tau, wk, iw, warm)
+                    y = math.log(val) - target + x * inv_slack if val > 0.0 else np.nan
+                    ev += 1
+                    sgn = x
+                    alpha = x
+                    x, done = _root_advance(st, x, y, ev)
+                if not math.isfinite(x) or (ev >= MAX_EVALS and abs(y) > 1e-6):
+                    return BROKEN, q, maxviol, argmax, evals + ev, solves + 1, max(maxev, ev)
+                solves += 1
+                maxev = max(maxev, ev)
+            evals += ev
+        applied = dual_step(alpha, lam, q, delta)           # = alpha: it lies within the clamp
         if not hard:
-            bhat[q] = b * math.exp(-alpha * inv_slack)      # slack: log bhat <- log bhat - alpha/gamma
-        _eigvals(pole, weight, k, alpha, org, tau, work_p, work_w)  # D + beta ww^T = U Theta U^T
-        _eigvecs(D, w, perm, owner, pole, k, org, tau, U)  # D <- Theta
-        Wn = W @ U                                          # W <- W U
-        for a in range(r):
-            for c in range(r):
-                W[a, c] = Wn[a, c]
+            bhat[q] = b * math.exp(-applied * inv_slack)    # slack: log bhat <- log bhat - alpha/gamma
+        # D + beta ww^T = U Theta U^T from the roots of the last evaluation (at alpha)
+        _eigvecs(D, w, perm, owner, pole, k, org, tau, U, wk, iw)   # D <- Theta
+        _apply(W, U, Wn)                                    # W <- W U
     return OK, -1, maxviol, argmax, evals, solves, maxev

@@ -16,7 +16,9 @@ U Theta U^T comes from the secular equation, and sets W <- W U, D <- Theta
 has no closed form: it is found by a safeguarded one-dimensional root finder on
 z^T K(alpha) z = b, whose trace evaluations are counted (the paper: rarely more than six).
 
-Constraints: squared distances (z = e_i - e_j) and diagonal similarities K_ii (z = e_i).
+Constraints: squared distances (z = e_i - e_j) and diagonal similarities K_ii (z = e_i)
+are rank-one; an off-diagonal similarity K_ij adds a rank-two term to the exponent, handled
+as two successive diagonal-plus-rank-one decompositions (still O(r^2) per trace evaluation).
 After every sweep W and D are re-derived from W D W^T by a symmetric eigensolver
 (O(r^3) once per sweep) so that rounding never lets W drift from orthogonal.
 With ``slack`` = gamma < inf each bound gets a slack variable penalised by gamma
@@ -57,7 +59,7 @@ def von_neumann(G0: np.ndarray, constraints: Constraints, *, tol: float = 1e-3, 
     G0 : ndarray (n, r)
         Factor of the initial kernel, K0 = G0 G0^T (its thin SVD gives V0 and Lambda0).
     constraints : Constraints
-        Distance constraints and diagonal similarity constraints K_ii, <=, >= or =.
+        Distance and similarity constraints, <=, >= or =.
     tol : float
         Stop when the dual variables change by less than ``tol`` over a sweep
         (the measure of :func:`~kernlearn_cli.solvers._cyclic.dual_change`).
@@ -78,12 +80,6 @@ def von_neumann(G0: np.ndarray, constraints: Constraints, *, tol: float = 1e-3, 
         the projections that ran the root finder) and ``max_evaluations``.
     """
     check_settings("von_neumann", constraints, tol, slack)
-    is_dist = np.isin(constraints.kind, [0, 1, 4])
-    rank2 = ~is_dist & (constraints.i != constraints.j)
-    if rank2.any():
-        raise ConfigError("solver 'von_neumann' supports distance constraints and diagonal similarity "
-                          f"constraints K_ii; found {describe(constraints, int(np.flatnonzero(rank2)[0]))}. "
-                          "Use solver 'burg' for off-diagonal similarity constraints.")
     if slack != float("inf") and np.any(constraints.bound <= 0):
         raise ConfigError("solver.slack < inf needs positive bounds; found "
                           f"{describe(constraints, int(np.flatnonzero(constraints.bound <= 0)[0]))}.")
