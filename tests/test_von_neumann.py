@@ -143,3 +143,48 @@ def test_one_projection_is_exact(kind, diagonal):
     assert status == _k.OK and solves == 1 and max_evals <= 8
     np.testing.assert_allclose(W.T @ W, np.eye(r), atol=1e-12)
     assert C.values(U0 @ W * np.exp(D / 2))[0] == pytest.approx(1.7 * now, rel=1e-9)
+
+
+def test_warm_started_roots_across_a_near_crossing():
+    """Warm starts (roots of the previous trial alpha) stay exact when an eigenvalue sweeps past a
+    pole of negligible weight -- the case where a root jumps from ~1e-30 above its pole to the
+    far end of the interval, and where a model step once landed exactly on a pole."""
+    rng = np.random.default_rng(9)
+    r = 14
+    d = np.sort(rng.uniform(-4.0, 0.5, r))
+    w = rng.standard_normal(r)
+    w[[3, 7, 11]] = [3e-14, 1e-15, 2e-14]                 # poles the moving eigenvalues pass
+    perm = np.argsort(d)
+    pole, weight, owner = np.empty(r), np.empty(r), np.empty(r, dtype=np.int64)
+    k = _k._poles(d, w, perm, pole, weight, owner)
+    org, tau = np.empty(r, dtype=np.int64), np.empty(r)
+    wk, iw = np.empty((_k._N_WK, r)), np.zeros((_k._N_IW, r), dtype=np.int64)
+    for sign in (1.0, -1.0):
+        warm = False
+        for alpha in sign * np.geomspace(1e-4, 3.0, 40):
+            value = _k._value(pole, weight, k, alpha, org, tau, wk, iw, warm)
+            warm = True
+            theta = pole[org[:k]] + tau[:k]
+            M = np.diag(pole[:k]) + alpha * np.outer(np.sqrt(weight[:k]), np.sqrt(weight[:k]))
+            ev, Q = np.linalg.eigh(M)
+            np.testing.assert_allclose(theta, ev, rtol=0, atol=1e-12)
+            assert value == pytest.approx((Q.T @ np.sqrt(weight[:k])) ** 2 @ np.exp(ev), rel=1e-10)
+
+
+# Poles and weights met in a wine run (r = 178, 26 poles after deflation) where a warm-started
+# root sat 5.5e-30 above a pole of weight 1e-27 and the next model step landed on the far pole.
+WINE_POLES = [-4.013453178812754, -3.723921016736996, -3.4444916396467344, -3.416200713393254, -3.145452489969282, -2.9811353174869346, -2.969728944987448, -2.9676947483953007, -2.781940334314151, -2.35607977751657, -1.6409773767984084, -1.2887366189655705, -1.2103438686105792, -1.0609468090475045, -0.9122037183974676, -0.8731640848421485, -0.7597234780618629, -0.7591287887024836, -0.6956077868737374, -0.561532769230219, -0.5058695675930426, -0.29115131723499527, -0.26410370916480563, -0.0929021625269784, -1.657001682566461e-15, 0.01743484201623743]
+WINE_WEIGHTS = [5.85518919117556e-31, 6.830143685231168e-31, 1.8332997699569746e-30, 5.509539405042833e-31, 5.8711220620044964e-30, 4.529259644880421e-28, 0.9570763837302954, 1.4647431127268837e-28, 2.6581538333224863e-31, 3.3910817369799313e-31, 4.406297200470866e-31, 2.522072970649692e-31, 2.4773151401559386e-30, 7.528220317209441e-31, 4.6132183704699394e-30, 2.0159994329401276e-31, 1.0429236162697022, 1.0611046463558195e-27, 1.0171567112900337e-29, 1.1376219689301251e-30, 2.3613718295132457e-31, 1.69157440761128e-31, 2.5912891255897885e-31, 2.3672540014465845e-31, 2.519471460592001e-30, 1.0869383916577563e-31]
+
+
+def test_warm_start_regression_from_a_wine_run():
+    pole, weight = np.array(WINE_POLES), np.array(WINE_WEIGHTS)
+    k = r = len(pole)
+    org, tau = np.empty(r, dtype=np.int64), np.empty(r)
+    wk, iw = np.empty((_k._N_WK, r)), np.zeros((_k._N_IW, r), dtype=np.int64)
+    _k._value(pole, weight, k, 0.0005138301222517956, org, tau, wk, iw, False)
+    alpha = 0.0005920695553192605
+    value = _k._value(pole, weight, k, alpha, org, tau, wk, iw, True)
+    ev, Q = np.linalg.eigh(np.diag(pole) + alpha * np.outer(np.sqrt(weight), np.sqrt(weight)))
+    np.testing.assert_allclose(pole[org] + tau, ev, rtol=0, atol=1e-12)
+    assert value == pytest.approx((Q.T @ np.sqrt(weight)) ** 2 @ np.exp(ev), rel=1e-10)

@@ -162,11 +162,10 @@ def _root(delta, weight, k, rho, i, lo, hi, t):
         else:
             c += phi
             x = dl + a2 / c if c != 0.0 else np.nan
-        if not lo <= x <= hi:
-            x = 0.5 * (lo + hi)
-        if abs(x - t) <= 2.0 * _EPS * abs(x):          # converged (the bracket may stay one-sided)
-            t = x
+        if abs(x - t) <= 2.0 * _EPS * abs(t):          # converged (the bracket may stay one-sided)
             break
+        if not lo < x < hi:                               # never onto a pole: bisect instead
+            x = 0.5 * (lo + hi)
         t = x
     return t
 
