@@ -10,7 +10,7 @@ export KERNLEARN_DATA_MIRROR ?= $(MIRROR)
 endif
 KULIS   := configs/papers/kulis2006
 
-.PHONY: install run test bench kulis2006 kulis2006-fig1 kulis2006-fig2 kulis2006-fig2-vn kulis2006-gyrb-protocol tsuda2005 tsuda2005-fig2 tsuda2005-fig3 reproduce reproduce-quick slurm-test clean
+.PHONY: install run test bench kulis2006 kulis2006-fig1 kulis2006-fig2 kulis2006-fig2-vn kulis2006-gyrb-protocol tsuda2005 tsuda2005-fig2 tsuda2005-fig3 hu2013 hu2013-table2 hu2013-sdp-check reproduce reproduce-quick slurm-test clean
 
 install: $(VENV)/.installed
 
@@ -26,10 +26,11 @@ run: install                      ## quick Burg run on iris (bundled with scikit
 test: install                     ## the test suite
 	$(PY) -m pytest
 
-bench: install                    ## Burg vs a NumPy loop; von Neumann vs Burg; --jobs 2 vs --jobs 1
+bench: install                    ## Burg vs a NumPy loop; von Neumann vs Burg; --jobs 2 vs --jobs 1; KL_ADMM
 	$(PY) benchmarks/bench_burg.py
 	$(PY) benchmarks/bench_von_neumann.py
 	$(PY) benchmarks/bench_jobs.py
+	$(PY) benchmarks/bench_admm.py
 
 # ---- reproduction: one target per paper table/figure ------------------------------------
 # `make reproduce` runs everything with the configs' seeds, writes tables (CSV, Markdown,
@@ -44,6 +45,8 @@ fill      = $(if $(README),--into $(README) --marker $(1))
 K06      := $(RESULTS)/kulis2006
 T05      := $(RESULTS)/tsuda2005
 TSUDA    := configs/papers/tsuda2005
+H13      := $(RESULTS)/hu2013
+HU       := configs/papers/hu2013
 TABLES   := $(RESULTS)/tables
 FIGS     := $(RESULTS)/figures
 
@@ -124,10 +127,32 @@ kulis2006-fig2-vn: install        ## Fig. 2 protocol, von Neumann beside Burg (s
 	  $(K06)/fig2_wine_burg $(K06)/fig2_wine_von_neumann -m knn_accuracy \
 	  --rows constraints.count --cols experiment --prefix $(TABLES)/kulis2006_fig2_vn $(call fill,kulis2006-fig2-vn)
 
-reproduce: kulis2006 kulis2006-fig2-vn tsuda2005   ## every paper target
+hu2013-table2: install           ## Hu & Kwok 2013, Table 2 (KL_ADMM column): pairwise accuracy, 14 datasets (~6 min)
+	$(RUN) $(HU)/table2_small.yaml --out $(H13)/table2_small
+	$(RUN) $(HU)/table2_adult.yaml --out $(H13)/table2_adult
+	$(RUN) $(HU)/table2_adult_gamma.yaml --out $(H13)/table2_adult_gamma
+	$(KL) collect $(H13)/table2_small $(H13)/table2_adult -m pairwise_accuracy --rows dataset --cols solver \
+	  --prefix $(TABLES)/hu2013_table2 $(call fill,hu2013-table2)
+	$(KL) collect $(H13)/table2_adult_gamma -m pairwise_accuracy --rows solver.gamma --cols dataset \
+	  --prefix $(TABLES)/hu2013_table2_adult_gamma $(call fill,hu2013-table2-gamma)
+
+hu2013-sdp-check: install        ## KL_ADMM's objective vs the exact SDP (cvxpy + Clarabel), n <= 100 (~5 min)
+	$(RUN) $(HU)/sdp_check_admm.yaml --out $(H13)/sdp_check_admm
+	$(RUN) $(HU)/sdp_check_sdp.yaml --out $(H13)/sdp_check_sdp
+	$(KL) collect $(H13)/sdp_check_admm $(H13)/sdp_check_sdp -m objective --rows dataset --cols solver \
+	  --prefix $(TABLES)/hu2013_sdp_check $(call fill,hu2013-sdp-check)
+	$(PY) benchmarks/admm_vs_sdp.py $(H13)/sdp_check_admm $(H13)/sdp_check_sdp
+	$(KL) plot-history $(H13)/sdp_check_admm -k objective --logx --logy --xlabel iteration \
+	  -o $(FIGS)/hu2013_fig1_objective.png --title "KL_ADMM objective (Hu & Kwok Fig. 1)"
+	$(KL) plot-history $(H13)/sdp_check_admm -k primal --logx --logy --xlabel iteration \
+	  -o $(FIGS)/hu2013_fig2_primal.png --title "KL_ADMM primal residual ||V - U|| (Fig. 2)"
+
+hu2013: hu2013-table2 hu2013-sdp-check
+
+reproduce: kulis2006 kulis2006-fig2-vn tsuda2005 hu2013   ## every paper target
 
 reproduce-quick:                  ## the same with 3 seeds, into results/quick (README untouched)
-	$(MAKE) kulis2006 tsuda2005 SEEDS='range(3)' RESULTS=results/quick README=
+	$(MAKE) kulis2006 tsuda2005 hu2013 SEEDS='range(3)' RESULTS=results/quick README=
 
 slurm-test: install               ## the real SLURM job-array test (starts a one-node cluster; root)
 	$(PY) -m pytest tests/test_slurm.py -v

@@ -23,7 +23,7 @@ def component_rng(seed: int, stream: int, sub: int = 0) -> np.random.Generator:
     return np.random.default_rng([seed, stream, sub])
 
 
-STREAM_CONSTRAINTS, STREAM_EVALUATE = 1, 2
+STREAM_CONSTRAINTS, STREAM_EVALUATE, STREAM_SOLVER = 1, 2, 3
 
 
 def _key(entry, params) -> str:
@@ -90,6 +90,8 @@ def _run_cell(cell: Cell, out_dir: Path, *, where: str, force: bool, progress: C
         extra["dataset"] = ds
     if "reference" in sig:                        # e.g. MEG's comparison matrix U
         extra["reference"] = G_ref
+    if "rng" in sig:                              # e.g. ADMM's random V^0
+        extra["rng"] = component_rng(cell.seed, STREAM_SOLVER)
     if progress is not None and "callback" in sig:
         extra["callback"] = progress
     t0 = time.perf_counter()

@@ -53,7 +53,12 @@ def write_factors(path: Path, result: SolverResult, constraints: Constraints, la
         if labels is not None:
             f.create_dataset("labels", data=np.asarray(labels))
         for name, arr in result.arrays.items():
-            f.create_dataset(name, data=arr)
+            if isinstance(arr, dict):                     # e.g. a sparse matrix as a CSR group
+                grp = f.create_group(name)
+                for key, part in arr.items():
+                    grp.create_dataset(key, data=part)
+            else:
+                f.create_dataset(name, data=arr)
         hist = f.create_group("history")
         for name, arr in result.history.items():
             hist.create_dataset(name, data=np.asarray(arr))

@@ -29,7 +29,7 @@ def load_records(roots: list[Path]) -> tuple[pd.DataFrame, int]:
 
     An incomplete cell is a folder with a factors file or temporary file but no record.
     """
-    rows, incomplete = [], 0
+    rows, incomplete, grid_keys = [], 0, set()
     for root in map(Path, roots):
         if not root.is_dir():
             raise KernlearnError(f"collect: '{root}' is not a folder of results.")
@@ -38,6 +38,7 @@ def load_records(roots: list[Path]) -> tuple[pd.DataFrame, int]:
             row = {"experiment": rec["experiment"], "cell": rec["cell"]}
             for key, value in rec["grid"].items():
                 row[key] = value.get("name", json.dumps(value)) if isinstance(value, dict) else value
+                grid_keys.add(key)
             row.setdefault("seed", rec["seed"])
             row.update(solver=rec["solver"], dataset=rec["dataset"], constraints=rec["constraints"],
                        n=rec["n"], rank0=rec["rank0"], converged=rec["converged"],
@@ -47,11 +48,15 @@ def load_records(roots: list[Path]) -> tuple[pd.DataFrame, int]:
         started = {p.parent for pattern in (FACTORS, f".{FACTORS}.*.tmp", f".{RECORD}.*.tmp")
                    for p in root.rglob(pattern)}
         incomplete += len(started - finished)
-    return pd.DataFrame(rows), incomplete
+    df = pd.DataFrame(rows)
+    df.attrs["grid_keys"] = sorted(grid_keys)
+    return df, incomplete
 
 
 def metric_columns(df: pd.DataFrame) -> list[str]:
-    return [c for c in df.columns if c not in _NOT_SETTINGS and pd.api.types.is_float_dtype(df[c])
+    """Numeric results; grid settings (e.g. ``solver.gamma: [1.0, 10.0]``) are never metrics."""
+    grid = set(df.attrs.get("grid_keys", ()))
+    return [c for c in df.columns if c not in _NOT_SETTINGS and c not in grid and pd.api.types.is_float_dtype(df[c])
             and not c.endswith("_std")]
 
 

@@ -29,6 +29,23 @@ def has_mirror() -> bool:
     return bool(os.environ.get("KERNLEARN_DATA_MIRROR")) or MIRROR.is_dir()
 
 
+@pytest.fixture
+def empty_home(tmp_path, monkeypatch):
+    """An empty data home, no mirror."""
+    monkeypatch.setenv("KERNLEARN_DATA", str(tmp_path / "home"))
+    monkeypatch.delenv("KERNLEARN_DATA_MIRROR", raising=False)
+    return tmp_path / "home"
+
+
+@pytest.fixture
+def home(empty_home, monkeypatch):
+    """An empty data home fed from the shared mirror."""
+    if not MIRROR.is_dir():
+        pytest.skip(f"no dataset mirror at {MIRROR}")
+    monkeypatch.setenv("KERNLEARN_DATA_MIRROR", str(MIRROR))
+    return empty_home
+
+
 def kernlearn(*args, cwd=None, env=None):
     """Run the command line in a subprocess (real exit codes, real stderr)."""
     import subprocess

@@ -200,3 +200,24 @@ def test_slurm_script_and_scheduler_mistakes(tmp_path):
     other = config(tmp_path, grid={"seed": "range(5)"}, solver={"name": "burg", "slack": 2.0})
     clash = kernlearn("run", other, "--out", tmp_path / "out")
     assert clash.returncode == 2 and "was written by a different config" in clash.stderr and "solver" in clash.stderr
+
+
+def test_float_grid_settings_are_settings_not_metrics(tmp_path):
+    """A grid over floats (solver.gamma: [1.0, 10.0]) groups the table; it is never averaged."""
+    import json
+
+    from kernlearn_cli.report import load_records, metric_columns, summarize
+
+    for gamma in (1.0, 10.0):
+        for seed in (0, 1):
+            cell = tmp_path / f"gamma-{gamma}_seed-{seed}"
+            cell.mkdir()
+            (cell / "record.json").write_text(json.dumps({
+                "experiment": "e", "cell": cell.name, "grid": {"solver.gamma": gamma, "seed": seed}, "seed": seed,
+                "solver": "admm", "dataset": "iris", "constraints": 10, "n": 150, "rank0": 4, "converged": True,
+                "iterations": 5, "objective": 1.0, "seconds": 0.1, "metrics": {"acc": gamma / 100 + seed}}))
+    df, _ = load_records([tmp_path])
+    assert "solver.gamma" not in metric_columns(df)
+    table = summarize(df)
+    assert list(table["solver.gamma"]) == [1.0, 10.0]
+    np.testing.assert_allclose(table["acc_mean"], [0.51, 0.6])

@@ -21,24 +21,7 @@ from kernlearn_cli.data import bundled, catalogue, uci, user
 from kernlearn_cli.errors import ConfigError, DataError
 from kernlearn_cli.registry import datasets
 
-MIRROR = Path(__file__).resolve().parents[2] / "shared" / "datasets"
-
-
-@pytest.fixture
-def empty_home(tmp_path, monkeypatch):
-    """An empty data home, no mirror."""
-    monkeypatch.setenv("KERNLEARN_DATA", str(tmp_path / "home"))
-    monkeypatch.delenv("KERNLEARN_DATA_MIRROR", raising=False)
-    return tmp_path / "home"
-
-
-@pytest.fixture
-def home(empty_home, monkeypatch):
-    """An empty data home fed from the shared mirror."""
-    if not MIRROR.is_dir():
-        pytest.skip(f"no dataset mirror at {MIRROR}")
-    monkeypatch.setenv("KERNLEARN_DATA_MIRROR", str(MIRROR))
-    return empty_home
+from conftest import MIRROR  # noqa: E402
 
 
 @pytest.fixture(scope="module")

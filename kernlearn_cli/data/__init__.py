@@ -4,5 +4,5 @@
 ``user`` (GyrB and user files); shared checks live in ``_validate``.
 """
 
-from . import bundled, uci, user  # noqa: F401  (registers the loaders)
+from . import bundled, synthetic, uci, user  # noqa: F401  (registers the loaders)
 from .catalogue import catalogue_names, data_home, fetch, verify  # noqa: F401

@@ -268,3 +268,75 @@ def adult_a3a(*, split: str = "train") -> Dataset:
         ``a3a``, ``a3a.t``, or both concatenated (train first).
     """
     return _adult(3, split)
+
+
+#: Sizes of LIBSVM's a4a, a5a, a6a training files (not in the catalogue: approximated below).
+ADULT_APPROX_SIZES = {4: 4781, 5: 6414, 6: 11220}
+
+
+def _adult_approx(k: int, subset_seed: int) -> Dataset:
+    name, n = f"adult_a{k}a_approx", ADULT_APPROX_SIZES[k]
+    if isinstance(subset_seed, bool) or not isinstance(subset_seed, (int, np.integer)) or subset_seed < 0:
+        raise ConfigError(f"dataset '{name}': invalid subset_seed {subset_seed!r}; "
+                          f"valid values: an integer >= 0.")
+    pool = _adult(1, "all")
+    rows = np.sort(np.random.default_rng(subset_seed).choice(pool.n, n, replace=False))
+    rule = ("pool = adult_a1a split 'all' (a1a then a1a.t); keep "
+            "pool[np.sort(np.random.default_rng(subset_seed).choice(len(pool), n, replace=False))]")
+    return _dataset(name, pool.X[rows], np.asarray(pool.classes)[pool.y[rows]], f"dataset '{name}'",
+                    approximates=f"a{k}a", source="a1a + a1a.t", subset_seed=subset_seed, n=n,
+                    pool_size=pool.n, subset_rule=rule, **provenance("adult_a1a", ["a1a", "a1a.t"]))
+
+
+@datasets.register("adult_a4a_approx")
+def adult_a4a_approx(*, subset_seed: int = 0) -> Dataset:
+    """An APPROXIMATION of LIBSVM adult a4a: 4781 random UCI Adult rows, 123 binary features, 2 classes.
+
+    Not the LIBSVM ``a4a`` file, which is not available here: only its size (4781
+    rows) is matched. The rows are drawn from ``adult_a1a`` split ``all``
+    (``a1a`` + ``a1a.t``, all 32561 rows of UCI Adult in Platt's binarization), so
+    the features and labels are the same as LIBSVM's but the row selection and the
+    class balance differ from a4a's. Results on it must not be reported as a4a results.
+
+    Subset rule: ``np.sort(np.random.default_rng(subset_seed).choice(32561, 4781,
+    replace=False))`` indexes the pool (rows of ``a1a`` then ``a1a.t``); rows stay in
+    pool order. ``meta`` records ``approximates``, ``source``, ``subset_seed`` and the rule.
+
+    Parameters
+    ----------
+    subset_seed : int
+        Seed of the draw (>= 0; independent of the experiment seed).
+    """
+    return _adult_approx(4, subset_seed)
+
+
+@datasets.register("adult_a5a_approx")
+def adult_a5a_approx(*, subset_seed: int = 0) -> Dataset:
+    """An APPROXIMATION of LIBSVM adult a5a: 6414 random UCI Adult rows, 123 binary features, 2 classes.
+
+    Not the LIBSVM ``a5a`` file: as ``adult_a4a_approx``, with 6414 rows (a5a's
+    size) drawn from ``adult_a1a`` split ``all``. Results on it must not be
+    reported as a5a results.
+
+    Parameters
+    ----------
+    subset_seed : int
+        Seed of the draw (>= 0; independent of the experiment seed).
+    """
+    return _adult_approx(5, subset_seed)
+
+
+@datasets.register("adult_a6a_approx")
+def adult_a6a_approx(*, subset_seed: int = 0) -> Dataset:
+    """An APPROXIMATION of LIBSVM adult a6a: 11220 random UCI Adult rows, 123 binary features, 2 classes.
+
+    Not the LIBSVM ``a6a`` file: as ``adult_a4a_approx``, with 11220 rows (a6a's
+    size) drawn from ``adult_a1a`` split ``all``. Results on it must not be
+    reported as a6a results.
+
+    Parameters
+    ----------
+    subset_seed : int
+        Seed of the draw (>= 0; independent of the experiment seed).
+    """
+    return _adult_approx(6, subset_seed)

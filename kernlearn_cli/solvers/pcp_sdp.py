@@ -1,0 +1,70 @@
+"""The PCP problem (Hu & Kwok 2013, eq. 1) as a full SDP, by an off-the-shelf convex solver.
+
+A reference for small n (the global optimum that KL_ADMM's objective is checked against):
+the same Laplacian, targets and pair count as :func:`kernlearn_cli.solvers.admm.admm`,
+solved over the n x n PSD cone with cvxpy (Clarabel by default, or SCS).  Needs the
+optional extra ``pip install 'kernlearn[sdp]'`` (cvxpy, clarabel).
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from ..errors import ConfigError
+from ..registry import solvers
+from ..types import Constraints, SolverResult
+from .admm import pcp_arrays, pcp_setup
+
+MAX_N = 400
+
+
+@solvers.register("pcp_sdp")
+def pcp_sdp(G0: np.ndarray, constraints: Constraints, *, dataset, gamma: float = 1.0, neighbors: int = 5,
+            sigma_neighbors: int = 10, laplacian: str = "normalized", scale: str = "none",
+            backend: str = "clarabel") -> SolverResult:
+    """min over K >= 0 of tr(K L) + gamma/2 sum_{(i,j) in T} (K_ij - T_ij)^2 (ordered pairs), exactly.
+
+    Parameters as for ``admm``; ``backend`` is the cvxpy solver (``clarabel`` or ``scs``).
+    Returns ``G`` with K = G G^T from the eigendecomposition of the optimal K (negative
+    rounding eigenvalues clipped), ``objective`` = (1) at that K.
+    """
+    try:
+        import cvxpy as cp
+    except ImportError:
+        raise ConfigError("solver 'pcp_sdp' needs cvxpy: pip install 'kernlearn[sdp]' (cvxpy and clarabel).") from None
+    n = dataset.n if dataset is not None else G0.shape[0]
+    if n > MAX_N:
+        raise ConfigError(f"solver 'pcp_sdp' solves an n x n SDP and is meant for small n (<= {MAX_N}); this dataset "
+                          f"has {n} points. Use solver 'admm'.")
+    names = {"clarabel": cp.CLARABEL, "scs": cp.SCS}
+    if backend not in names:
+        raise ConfigError(f"solver.backend must be one of {', '.join(names)}; got '{backend}'.")
+    L, (indptr, idx, tval), graph = pcp_setup(dataset, constraints, solver="pcp_sdp", neighbors=neighbors,
+                                              sigma_neighbors=sigma_neighbors, laplacian=laplacian, scale=scale,
+                                              gamma=gamma)
+    import scipy.sparse as sp
+
+    rows = np.repeat(np.arange(n), np.diff(indptr))
+    K = cp.Variable((n, n), PSD=True)
+    # tr(K L) = <K, L>; the pair entries through a sparse selector of vec(K) (column-major)
+    S = sp.csr_matrix((np.ones(len(rows)), (np.arange(len(rows)), idx * n + rows)), shape=(len(rows), n * n))
+    objective = cp.sum(cp.multiply(K, L.toarray())) + 0.5 * gamma * cp.sum_squares(S @ cp.vec(K, order="F") - tval)
+    problem = cp.Problem(cp.Minimize(objective))
+    t0 = time.perf_counter()
+    problem.solve(solver=names[backend])
+    seconds = time.perf_counter() - t0
+    if problem.status not in ("optimal", "optimal_inaccurate"):
+        raise ConfigError(f"solver 'pcp_sdp': cvxpy/{backend} ended with status '{problem.status}'.")
+    Kv = (K.value + K.value.T) / 2
+    ev, Q = np.linalg.eigh(Kv)
+    G = Q * np.sqrt(np.clip(ev, 0.0, None))
+    Kp = G @ G.T
+    value = float(np.sum(Kp * L.toarray()) + 0.5 * gamma * np.sum((Kp[rows, idx] - tval) ** 2))
+    return SolverResult(
+        G=G, objective=value, iterations=1, converged=problem.status == "optimal", history={},
+        info={"gamma": float(gamma), "pair_count": "twice", "laplacian": laplacian, "backend": backend,
+              "status": problem.status, "sigma": graph["sigma"], "graph_components": graph["components"],
+              "rank": int(np.sum(ev > 1e-8 * max(ev.max(), 1e-300))), "solver_seconds": seconds},
+        arrays=pcp_arrays(L, constraints))

@@ -1,0 +1,181 @@
+"""KL_ADMM (Hu & Kwok 2013) against the exact SDP, a dense column update, and invariants;
+the k-NN Laplacian against a dense construction; the must-link/cannot-link generator."""
+
+import math
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from kernlearn_cli.constraints.must_cannot import must_cannot
+from kernlearn_cli.data.synthetic import chessboard, two_gaussians
+from kernlearn_cli.errors import ConfigError, DataError
+from kernlearn_cli.graph import knn_laplacian
+from kernlearn_cli.solvers import _admm_kernels as _k
+from kernlearn_cli.solvers.admm import admm, pair_structure, pcp_objective, table1_rank
+from kernlearn_cli.types import Dataset
+
+
+def dense_laplacian(X, k, m, kind):
+    """The manifold of Hu & Kwok Sec. 4 built the slow way: all pairwise distances."""
+    D = np.sqrt(((X[:, None, :] - X[None, :, :]) ** 2).sum(-1))
+    np.fill_diagonal(D, np.inf)
+    nearest = np.argsort(D, axis=1)
+    sigma = 0.5 * np.mean(np.take_along_axis(D, nearest[:, :m], axis=1))
+    W = np.zeros_like(D)
+    for i in range(len(X)):
+        for j in nearest[i, :k]:
+            W[i, j] = W[j, i] = math.exp(-D[i, j] ** 2 / (2 * sigma ** 2))
+    deg = W.sum(1)
+    if kind == "unnormalized":
+        return np.diag(deg) - W, sigma
+    s = 1 / np.sqrt(deg)
+    return np.eye(len(X)) - s[:, None] * W * s[None, :], sigma
+
+
+@pytest.mark.parametrize("kind", ["normalized", "unnormalized"])
+def test_knn_laplacian_matches_dense_construction(kind):
+    X = np.random.default_rng(0).standard_normal((60, 3))
+    L, info = knn_laplacian(X, neighbors=5, sigma_neighbors=10, kind=kind)
+    Lref, sigma = dense_laplacian(X, 5, 10, kind)
+    assert info["sigma"] == pytest.approx(sigma, rel=1e-12)
+    np.testing.assert_allclose(L.toarray(), Lref, atol=1e-12)
+    assert np.linalg.eigvalsh(L.toarray()).min() >= -1e-10
+
+
+def test_knn_laplacian_bad_input_and_disconnected_graph():
+    X = np.random.default_rng(1).standard_normal((10, 2))
+    with pytest.raises(ConfigError, match="neighbors = 10 must be between 1 and n - 1 = 9"):
+        knn_laplacian(X, neighbors=10, sigma_neighbors=3)
+    with pytest.raises(ConfigError, match="laplacian must be one of"):
+        knn_laplacian(X, neighbors=3, sigma_neighbors=3, kind="random_walk")
+    # two far-apart clusters: a disconnected graph is allowed; L has one null vector per component
+    X2 = np.vstack([X, X + 1000.0])
+    L, info = knn_laplacian(X2, neighbors=3, sigma_neighbors=3)
+    assert info["components"] == 2
+    assert np.sum(np.linalg.eigvalsh(L.toarray()) < 1e-10) == 2
+
+
+def test_must_cannot_pairs():
+    ds = chessboard(n=100, seed=3)
+    C = must_cannot(ds, None, rng=np.random.default_rng(0))
+    m = round(0.6 * 100)
+    i, j, T = C.i, C.j, C.bound
+    must, cannot, diag = slice(0, m), slice(m, 2 * m), slice(2 * m, None)
+    assert len(C) == 2 * m + 100 and np.all(C.kind == 5)          # sim_eq
+    assert np.all(ds.y[i[must]] == ds.y[j[must]]) and np.all(T[must] == 1)
+    assert np.all(ds.y[i[cannot]] != ds.y[j[cannot]]) and np.all(T[cannot] == 0)
+    assert np.array_equal(i[diag], np.arange(100)) and np.array_equal(j[diag], np.arange(100)) and np.all(T[diag] == 1)
+    pairs = set(zip(i[:2 * m].tolist(), j[:2 * m].tolist()))
+    assert len(pairs) == 2 * m and all(a < b for a, b in pairs)
+    again = must_cannot(ds, None, rng=np.random.default_rng(0))
+    assert np.array_equal(again.i, C.i) and np.array_equal(again.j, C.j)
+    # Table 1: |T| counts ordered pairs, 4 round(0.6 n) + n; chessboard (n = 100) -> 340, r = 25
+    assert table1_rank(C) == 25
+    with pytest.raises(DataError, match="single class"):
+        must_cannot(Dataset("one", X=np.zeros((5, 1)), y=np.zeros(5, dtype=np.int64)), None, rng=np.random.default_rng(0))
+
+
+def test_half_step_matches_dense_solve():
+    """Eq. (13) through SMW (25) equals a dense solve of (rho I + gamma P P^T) v = c."""
+    rng = np.random.default_rng(2)
+    n, r, rho, gamma = 30, 6, 7.0, 3.0
+    ds = two_gaussians(n=n, dim=4, seed=1)
+    C = must_cannot(ds, None, rng=rng)
+    indptr, idx, tval = pair_structure(C, n, "admm")
+    Y, Lam = rng.standard_normal((n, r)), rng.standard_normal((n, r))
+    L, _ = knn_laplacian(ds.X, neighbors=4, sigma_neighbors=4)
+    LY = L @ Y
+    out = np.empty((n, r))
+    _k.half_step(Y, LY, Lam, -1.0, indptr, idx, tval, rho, gamma, out)
+    for i in range(n):
+        nb, t = idx[indptr[i]:indptr[i + 1]], tval[indptr[i]:indptr[i + 1]]
+        A = rho * np.eye(r) + gamma * Y[nb].T @ Y[nb]
+        c = gamma * t @ Y[nb] - LY[i] + rho * Y[i] - Lam[i]
+        np.testing.assert_allclose(out[i], np.linalg.solve(A, c), rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("make", [lambda: chessboard(n=40, seed=0), lambda: two_gaussians(n=60, dim=10, seed=2)])
+def test_admm_reaches_the_sdp_optimum(make):
+    pytest.importorskip("cvxpy")
+    from kernlearn_cli.solvers.pcp_sdp import pcp_sdp
+
+    ds = make()
+    C = must_cannot(ds, None, rng=np.random.default_rng(0))
+    ref = pcp_sdp(None, C, dataset=ds)
+    res = admm(None, C, dataset=ds, rng=np.random.default_rng(1), max_iter=2000)
+    assert res.converged
+    assert res.objective >= ref.objective * (1 - 1e-6)          # the SDP is the global optimum
+    assert (res.objective - ref.objective) / abs(ref.objective) <= 1e-3
+    assert res.info["v_minus_u"] <= 1e-4 * np.linalg.norm(res.G)
+    h = res.history
+    assert h["primal"][-1] < h["primal"][0] and len(h["objective"]) == res.iterations
+
+
+def test_admm_objective_recomputes_and_is_deterministic():
+    ds = chessboard(n=50, seed=1)
+    C = must_cannot(ds, None, rng=np.random.default_rng(4))
+    a = admm(None, C, dataset=ds, rng=np.random.default_rng(5), gamma=2.0)
+    b = admm(None, C, dataset=ds, rng=np.random.default_rng(5), gamma=2.0)
+    assert np.array_equal(a.G, b.G) and a.iterations == b.iterations
+    lap = a.arrays["laplacian"]
+    L = sp.csr_matrix((lap["data"], lap["indices"], lap["indptr"]), shape=tuple(lap["shape"]))
+    pairs = a.arrays["pairs"]
+    K = a.G @ a.G.T
+    ii, jj, T = pairs[:, 0].astype(int), pairs[:, 1].astype(int), pairs[:, 2]
+    weight = np.where(ii == jj, 1.0, 2.0)                          # pair_count "twice"
+    f = np.sum(K * L.toarray()) + 0.5 * 2.0 * np.sum(weight * (K[ii, jj] - T) ** 2)
+    assert a.info["pair_count"] == "twice" and f == pytest.approx(a.objective, rel=1e-10)
+    assert pcp_objective(a.G, L, pair_structure(C, ds.n, "admm"), 2.0) == pytest.approx(a.objective, rel=1e-12)
+
+
+def test_admm_bad_input():
+    ds = chessboard(n=30, seed=0)
+    C = must_cannot(ds, None, rng=np.random.default_rng(0))
+    rng = np.random.default_rng(0)
+    with pytest.raises(ConfigError, match="rank = 31 must be between 1 and n = 30"):
+        admm(None, C, dataset=ds, rng=rng, rank=31)
+    with pytest.raises(ConfigError, match="neighbors = 30"):
+        admm(None, C, dataset=ds, rng=rng, neighbors=30)
+    with pytest.raises(ConfigError, match="gamma must be > 0"):
+        admm(None, C, dataset=ds, rng=rng, gamma=0.0)
+    from kernlearn_cli.types import Constraints
+
+    with pytest.raises(ConfigError, match="sim_eq"):
+        admm(None, Constraints.from_lists([0], [1], ["dist_le"], [1.0]), dataset=ds, rng=rng)
+
+
+def test_cli_run_writes_what_the_objective_needs(tmp_path):
+    """End to end: the factors file alone recomputes the objective (laplacian CSR, pairs, gamma,
+    pair_count), and a user mistake (rank > n) is one clear error."""
+    import h5py
+    import yaml
+
+    from conftest import kernlearn
+
+    cfg = {"name": "admm_cli", "seed": 0, "dataset": {"name": "chessboard", "n": 40},
+           "kernel": {"name": "linear"}, "constraints": {"name": "must_cannot"},
+           "solver": {"name": "admm", "gamma": 2.0, "max_iter": 300},
+           "evaluate": [{"name": "pairwise_accuracy"}]}
+    path = tmp_path / "admm.yaml"
+    path.write_text(yaml.safe_dump(cfg))
+    out = tmp_path / "out"
+    proc = kernlearn("run", str(path), "--out", str(out))
+    assert proc.returncode == 0, proc.stderr
+    (factors,) = out.glob("*/factors.h5")
+    with h5py.File(factors) as f:
+        G = f["G"][()]
+        lap = f["laplacian"]
+        L = sp.csr_matrix((lap["data"][()], lap["indices"][()], lap["indptr"][()]), shape=tuple(lap["shape"][()]))
+        pairs = f["pairs"][()]
+        attrs = dict(f.attrs)
+    K = G @ G.T
+    i, j, T = pairs[:, 0].astype(int), pairs[:, 1].astype(int), pairs[:, 2]
+    weight = np.where(i == j, 1.0, 2.0) if attrs["pair_count"] == "twice" else 1.0
+    f_file = np.sum(K * L.toarray()) + 0.5 * attrs["gamma"] * np.sum(weight * (K[i, j] - T) ** 2)
+    assert f_file == pytest.approx(attrs["objective"], rel=1e-10)
+    cfg["solver"]["rank"] = 41
+    path.write_text(yaml.safe_dump(cfg))
+    proc = kernlearn("run", str(path), "--out", str(tmp_path / "bad"))
+    assert proc.returncode == 2 and "rank = 41 must be between 1 and n = 40" in proc.stderr
+    assert "Traceback" not in proc.stderr
