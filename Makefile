@@ -10,7 +10,7 @@ export KERNLEARN_DATA_MIRROR ?= $(MIRROR)
 endif
 KULIS   := configs/papers/kulis2006
 
-.PHONY: install run test bench kulis2006 kulis2006-fig1 kulis2006-fig2 kulis2006-fig2-vn kulis2006-gyrb-protocol tsuda2005 tsuda2005-fig2 tsuda2005-fig3 hu2013 hu2013-table2 hu2013-sdp-check reproduce reproduce-quick slurm-test clean
+.PHONY: install run test bench kulis2006 kulis2006-fig1 kulis2006-fig2 kulis2006-fig2-vn kulis2006-gyrb-protocol tsuda2005 tsuda2005-fig2 tsuda2005-fig3 hu2013 hu2013-table2 hu2013-sdp-check zhang2012-compare reproduce reproduce-quick slurm-test clean
 
 install: $(VENV)/.installed
 
@@ -31,6 +31,7 @@ bench: install                    ## Burg vs a NumPy loop; von Neumann vs Burg; 
 	$(PY) benchmarks/bench_von_neumann.py
 	$(PY) benchmarks/bench_jobs.py
 	$(PY) benchmarks/bench_admm.py
+	$(PY) benchmarks/bench_nystrom.py
 
 # ---- reproduction: one target per paper table/figure ------------------------------------
 # `make reproduce` runs everything with the configs' seeds, writes tables (CSV, Markdown,
@@ -46,6 +47,7 @@ K06      := $(RESULTS)/kulis2006
 T05      := $(RESULTS)/tsuda2005
 TSUDA    := configs/papers/tsuda2005
 H13      := $(RESULTS)/hu2013
+Z12      := $(RESULTS)/zhang2012
 HU       := configs/papers/hu2013
 TABLES   := $(RESULTS)/tables
 FIGS     := $(RESULTS)/figures
@@ -148,6 +150,14 @@ hu2013-sdp-check: install        ## KL_ADMM's objective vs the exact SDP (cvxpy 
 	  -o $(FIGS)/hu2013_fig2_primal.png --title "KL_ADMM primal residual ||V - U|| (Fig. 2)"
 
 hu2013: hu2013-table2 hu2013-sdp-check
+
+zhang2012-compare: install        ## Zhang et al. 2012: SVM accuracy, Nystrom / burg / nystrom_prior, 6 datasets x 10 labelings
+	for s in nystrom nystrom_prior burg; do \
+	  $(RUN) configs/papers/zhang2012/compare_$$s.yaml --out $(Z12)/compare_$$s || exit 1; done
+	$(KL) collect $(Z12)/compare_nystrom $(Z12)/compare_burg $(Z12)/compare_nystrom_prior -m svm_accuracy \
+	  --rows dataset --cols solver --prefix $(TABLES)/zhang2012_compare_svm $(call fill,zhang2012-compare-svm)
+	$(KL) collect $(Z12)/compare_nystrom $(Z12)/compare_burg $(Z12)/compare_nystrom_prior -m alignment \
+	  --rows dataset --cols solver --prefix $(TABLES)/zhang2012_compare_alignment $(call fill,zhang2012-compare-alignment)
 
 reproduce: kulis2006 kulis2006-fig2-vn tsuda2005 hu2013   ## every paper target
 

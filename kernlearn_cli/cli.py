@@ -186,6 +186,17 @@ def plot_history(directories: List[Path] = typer.Argument(..., help="Results fol
     _echo_err(f"{lines} line(s) of history '{key}'")
 
 
+@app.command()
+def embed(run_dir: Path = typer.Argument(..., help="Cell folder of a finished run (holds factors.h5)."),
+          new_data: Path = typer.Argument(..., help="Features of new points: .npy, .csv or .txt (n_new x d)."),
+          output: Optional[Path] = typer.Option(None, "--output", "-o",
+                                                help="Where to write the rows (.npy; default RUN_DIR/embed_<name>.npy).")):
+    """Factor rows of new points for an inductive learned kernel (nystrom, nystrom_prior)."""
+    from .embed import embed as embed_
+
+    typer.echo(str(embed_(run_dir, new_data, output)))
+
+
 @app.command("list")
 def list_(kind: Optional[str] = typer.Argument(None, help="datasets|kernels|constraints|solvers|evaluators")):
     """List the registered components (and their settings)."""

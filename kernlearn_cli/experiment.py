@@ -100,7 +100,8 @@ def _run_cell(cell: Cell, out_dir: Path, *, where: str, force: bool, progress: C
 
     metrics = {}
     for k, (ev, ev_params) in enumerate(bound["evaluate"]):
-        extra = {"result": result} if "result" in inspect.signature(ev.func).parameters else {}
+        wants = inspect.signature(ev.func).parameters
+        extra = {key: value for key, value in (("result", result), ("constraints", constraints)) if key in wants}
         metrics.update(ev.func(result.G, ds, rng=component_rng(cell.seed, STREAM_EVALUATE, k), **extra, **ev_params))
 
     write_factors(cell_dir / FACTORS, result, constraints, ds.y, solver=solver.name,

@@ -80,14 +80,18 @@ def rbf_bandwidth(X: np.ndarray, rule: str) -> float:
     """sigma for k(x, y) = exp(-||x - y||^2 / (2 sigma^2)) by a named rule.
 
     ``median``: the median pairwise Euclidean distance (the usual heuristic);
-    ``mean_sq``: sqrt of the mean pairwise squared distance (Zhang et al. 2012 use that width).
+    ``mean_sq``: sqrt of the mean pairwise squared distance;
+    ``zhang2012``: sqrt(mean squared distance / 2), i.e. exp(-||x - y||^2 / b) with b the mean
+    pairwise squared distance, the kernel of Zhang et al. (2012) and of solver ``nystrom_prior``.
     """
     d2 = pdist(X, "sqeuclidean")
     if rule == "median":
         return float(np.sqrt(np.median(d2)))
     if rule == "mean_sq":
         return float(np.sqrt(np.mean(d2)))
-    raise ConfigError(f"kernel.bandwidth: unknown rule '{rule}'; valid rules: median, mean_sq.")
+    if rule == "zhang2012":
+        return float(np.sqrt(np.mean(d2) / 2))
+    raise ConfigError(f"kernel.bandwidth: unknown rule '{rule}'; valid rules: median, mean_sq, zhang2012.")
 
 
 def rbf_kernel_matrix(X: np.ndarray, sigma: float) -> np.ndarray:
@@ -105,8 +109,8 @@ def rbf(ds, *, sigma: float = 0.0, bandwidth: str = "median", standardize: bool 
     ----------
     sigma : float
         Bandwidth; 0 (default) picks it by ``bandwidth``.
-    bandwidth : {"median", "mean_sq"}
-        Rule for sigma: the median pairwise distance, or the root mean pairwise squared distance.
+    bandwidth : {"median", "mean_sq", "zhang2012"}
+        Rule for sigma (see :func:`rbf_bandwidth`).
     standardize : bool
         Scale each feature to zero mean and unit variance first.
     rank, rank_tol :

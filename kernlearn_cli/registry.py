@@ -24,7 +24,7 @@ from typing import Any, Callable
 from .errors import ConfigError
 
 #: Keyword-only parameters the runner supplies itself; never settable from a config.
-RUNNER_KEYWORDS = {"callback", "rng", "dataset", "result", "reference"}
+RUNNER_KEYWORDS = {"callback", "rng", "dataset", "result", "reference", "constraints"}
 
 
 def did_you_mean(name: str, valid) -> str:

@@ -1,0 +1,90 @@
+"""A labeled subset and its ideal kernel K*_l (Zhang et al. 2012, generalized Nystrom method)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import ConfigError, DataError
+from ..registry import constraints
+from ..types import KIND_CODE, Constraints
+
+
+def labeled_indices(constraints: Constraints) -> np.ndarray:
+    """The labeled set of a :func:`labeled_subset` constraint set: the sorted unique indices
+    appearing in ``constraints.i`` or ``constraints.j`` (int64)."""
+    return np.unique(np.concatenate([np.asarray(constraints.i, dtype=np.int64),
+                                     np.asarray(constraints.j, dtype=np.int64)]))
+
+
+def _class_name(ds, c) -> str:
+    if ds.classes is not None and 0 <= int(c) < len(ds.classes):
+        return repr(ds.classes[int(c)])
+    return repr(int(c))
+
+
+@constraints.register("labeled_subset")
+def labeled_subset(ds, G_ref, *, rng, fraction: float = 0.0, count: int = 0, form: str = "ideal",
+                   epsilon: float = 0.25) -> Constraints:
+    """Zhang et al. (2012): a random labeled subset and the ideal kernel K*_l on it.
+
+    Exactly one of ``fraction`` (0 < fraction < 1; round(fraction n) points) or ``count``
+    (1 <= count < n points) sets the size of the labeled set, drawn uniformly without
+    replacement with the cell's generator; every class must have a labeled point.
+
+    Returned as equalities on the kernel entries of the labeled block, kind ``sim_eq``:
+    K_ij = 1 when points i and j share a class (and on the diagonal), 0 otherwise, for
+    every unordered pair i <= j of labeled points, in row-major order of the sorted
+    labeled indices (i ascending, then j >= i ascending).  The labeled set is the set of
+    indices appearing in the constraints (see :func:`labeled_indices`).
+
+    ``form: distances`` turns the same labeled set into distance constraints for the
+    Bregman solvers (the ``burg`` baseline on the same labels): every pair i < j, same class
+    d(i, j) <= (1 - epsilon) b, different classes d(i, j) >= (1 + epsilon) b, b the squared
+    distance under the reference kernel (as ``idealized_pairs``).
+    """
+    if form not in ("ideal", "distances"):
+        raise ConfigError(f"constraint generator 'labeled_subset': constraints.form must be 'ideal' or "
+                          f"'distances', got '{form}'.")
+    if not 0 <= epsilon < 1:
+        raise ConfigError(f"constraints.epsilon must be in [0, 1), got {epsilon}.")
+    if ds.y is None:
+        raise DataError(f"constraint generator 'labeled_subset' needs class labels, but dataset '{ds.name}' "
+                        "has none.")
+    n = ds.n
+    if fraction and count:
+        raise ConfigError(f"constraint generator 'labeled_subset': set exactly one of constraints.fraction "
+                          f"(0 < fraction < 1) and constraints.count (1 <= count < {n}), not both; got "
+                          f"fraction = {fraction}, count = {count}.")
+    if not fraction and not count:
+        raise ConfigError(f"constraint generator 'labeled_subset': set exactly one of constraints.fraction "
+                          f"(0 < fraction < 1) or constraints.count (1 <= count < {n}); both are 0.")
+    if fraction:
+        if not 0 < fraction < 1:
+            raise ConfigError(f"constraint generator 'labeled_subset': constraints.fraction must satisfy "
+                              f"0 < fraction < 1, got {fraction}.")
+        m = int(round(fraction * n))
+        if not 1 <= m < n:
+            raise ConfigError(f"constraint generator 'labeled_subset': constraints.fraction = {fraction} gives "
+                              f"{m} labeled points of {n}; valid sizes are 1 .. {n - 1}. Change fraction or "
+                              "use constraints.count.")
+    else:
+        if not 1 <= count < n:
+            raise ConfigError(f"constraint generator 'labeled_subset': constraints.count must satisfy "
+                              f"1 <= count < {n} (the number of points of dataset '{ds.name}'), got {count}.")
+        m = int(count)
+    y = np.asarray(ds.y)
+    idx = np.sort(rng.choice(n, size=m, replace=False)).astype(np.int64)
+    missing = np.setdiff1d(np.unique(y), np.unique(y[idx]))
+    if missing.size:
+        names = ", ".join(_class_name(ds, c) for c in missing)
+        raise DataError(f"constraint generator 'labeled_subset': no labeled point of class {names} among the "
+                        f"{m} labeled points of dataset '{ds.name}'; raise count/fraction.")
+    a, b = np.triu_indices(m, k=0 if form == "ideal" else 1)
+    i, j = idx[a], idx[b]
+    same = y[i] == y[j]
+    if form == "distances":
+        diff = G_ref[i] - G_ref[j]
+        d = np.einsum("ij,ij->i", diff, diff)
+        kind = np.where(same, KIND_CODE["dist_le"], KIND_CODE["dist_ge"]).astype(np.int8)
+        return Constraints(i, j, kind, np.where(same, (1 - epsilon) * d, (1 + epsilon) * d))
+    return Constraints(i, j, np.full(len(i), KIND_CODE["sim_eq"], dtype=np.int8), same.astype(np.float64))

@@ -1,0 +1,87 @@
+"""Supervised quality of the learned kernel: a linear SVM on a labeled subset, and kernel alignment
+(Zhang et al. 2012, generalized Nystrom method)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..constraints.labeled import labeled_indices
+from ..errors import ConfigError
+from ..registry import evaluators
+from ._common import require_labels, seed_from
+
+
+def nka(K1: np.ndarray, K2: np.ndarray) -> float:
+    """Normalized (double-centred) kernel alignment of two explicit n x n kernels (Cortes et al. 2010).
+
+    Both are centred as H K H with H = I - 11^T / n; returns <K1c, K2c>_F / (||K1c||_F ||K2c||_F),
+    or 0.0 when either centred kernel is zero.
+    """
+    K1 = np.asarray(K1, dtype=np.float64)
+    K2 = np.asarray(K2, dtype=np.float64)
+    if K1.shape != K2.shape or K1.ndim != 2 or K1.shape[0] != K1.shape[1]:
+        raise ValueError(f"nka: expected two square matrices of the same shape, got {K1.shape} and {K2.shape}.")
+
+    def centre(K):
+        K = K - K.mean(axis=0, keepdims=True)
+        return K - K.mean(axis=1, keepdims=True)
+
+    K1c, K2c = centre(K1), centre(K2)
+    n1, n2 = np.linalg.norm(K1c), np.linalg.norm(K2c)
+    if n1 == 0.0 or n2 == 0.0:
+        return 0.0
+    return float(np.sum(K1c * K2c) / (n1 * n2))
+
+
+@evaluators.register("alignment")
+def alignment(G: np.ndarray, ds, *, rng) -> dict:
+    """Normalized (centred) kernel alignment (Cortes et al. 2010) of K = G G^T with the ideal kernel
+    K* = Y Y^T of all n points (Y the one-hot labels), as Zhang et al. (2012) use to choose lambda.
+
+    Computed in O(n r (r + C)) without n x n matrices: with Gc, Yc the column-centred factors,
+    <Kc, K*c> = ||Gc^T Yc||_F^2, ||Kc||_F = ||Gc^T Gc||_F and ||K*c||_F = ||Yc^T Yc||_F.
+    """
+    y = require_labels(ds, "alignment")
+    codes = np.unique(y, return_inverse=True)[1].ravel()
+    Y = np.zeros((len(codes), int(codes.max()) + 1 if len(codes) else 0))
+    Y[np.arange(len(codes)), codes] = 1.0
+    G = np.asarray(G, dtype=np.float64)
+    Gc = G - G.mean(axis=0)
+    Yc = Y - Y.mean(axis=0)
+    nk, ny = np.linalg.norm(Gc.T @ Gc), np.linalg.norm(Yc.T @ Yc)
+    if nk == 0.0 or ny == 0.0:
+        return {"alignment": 0.0}
+    return {"alignment": float(np.linalg.norm(Gc.T @ Yc) ** 2 / (nk * ny))}
+
+
+@evaluators.register("svm_accuracy")
+def svm_accuracy(G: np.ndarray, ds, *, rng, constraints, C: float = 1.0) -> dict:
+    """Linear SVM on the rows of G (kernel K = G G^T, as Zhang et al. 2012 feed K = A^T A to a linear
+    SVM), trained on the labeled points of the cell's constraints and scored on all the others.
+
+    The labeled set is the set of indices appearing in the constraints (``labeled_subset``);
+    features are used as they are, not standardized.  ``C`` is the SVM's regularization (> 0).
+    """
+    from sklearn.svm import LinearSVC
+
+    y = require_labels(ds, "svm_accuracy")
+    if not C > 0:
+        raise ConfigError(f"evaluate svm_accuracy: C must be > 0, got {C}.")
+    G = np.asarray(G, dtype=np.float64)
+    n = G.shape[0]
+    lab = labeled_indices(constraints)
+    if lab.size and (lab[0] < 0 or lab[-1] >= n):
+        raise ConfigError(f"evaluate svm_accuracy: the constraints index points outside 0..{n - 1}; they do "
+                          f"not belong to dataset '{ds.name}'.")
+    test = np.setdiff1d(np.arange(n), lab)
+    if test.size == 0:
+        raise ConfigError(f"evaluate svm_accuracy: every one of the {n} points of dataset '{ds.name}' is labeled "
+                          "by the constraints, so there is nothing to test on; use a labeled subset "
+                          "(constraints name: labeled_subset with count < n or fraction < 1).")
+    if len(np.unique(y[lab])) < 2:
+        raise ConfigError(f"evaluate svm_accuracy: the {lab.size} labeled point(s) of the constraints cover "
+                          f"fewer than two classes, so no classifier can be trained; use constraints "
+                          "labeled_subset with a larger count or fraction.")
+    clf = LinearSVC(C=C, dual="auto", max_iter=10000, random_state=seed_from(rng))
+    clf.fit(G[lab], y[lab])
+    return {"svm_accuracy": float(clf.score(G[test], y[test]))}

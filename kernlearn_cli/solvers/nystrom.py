@@ -1,0 +1,314 @@
+r"""The Nyström method and its generalisation with priors (Zhang, Lan, Wang & Moerchen 2012).
+
+Both build an inductive low-rank kernel from m landmarks Z: E (n x m) is the Gaussian
+kernel between the samples and the landmarks, W (m x m) among the landmarks, and
+
+.. math::  K \approx E S E^T,
+
+with S = W^+ for the standard Nyström method (``nystrom``) and, for ``nystrom_prior``, the
+dictionary kernel learned from the labeled points (Zhang et al., "Including side information"):
+
+.. math::
+
+    \min_{S \succeq 0} \lambda \|S - S_0\|_F^2 + \|T \circ (E_l S E_l^T) - K^*_l\|_F^2, \qquad S_0 = W^+,
+
+K*_l the ideal kernel on the labeled block (1 same class, 0 otherwise) and T the mask of
+the constrained pairs (all ones for labels; the "grouping constraints" variant otherwise).
+It is solved by gradient mapping (Nemirovski 1994) with the Armijo-Goldstein rule on A and
+a PSD projection per trial, from the closed-form solution of the unconstrained stationarity
+equation (exact when T is all ones).  Memory is O(mn): E is computed in row blocks and
+turned into the factor G = E S^{1/2} block by block, so no n x n matrix is ever formed and
+E itself is never held whole.  Any point, seen or new, has the factor row E_x S^{1/2}
+(``kernlearn embed``).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+
+import numpy as np
+
+from ..errors import ConfigError, DataError
+from ..evaluate.supervised import nka
+from ..registry import solvers
+from ..types import KIND_CODE, Constraints, SolverResult
+
+BLOCK = 8192          # at most this many rows of E at a time (and at most n / 16: temporaries stay small)
+
+
+# ---- landmarks and kernel blocks --------------------------------------------------------
+
+def gaussian_width(X: np.ndarray) -> float:
+    """b = the average squared distance over all pairs i != j, in O(nd):
+    mean_{i != j} ||x_i - x_j||^2 = 2n / (n - 1) (mean ||x||^2 - ||mean x||^2)."""
+    n = X.shape[0]
+    mu = X.mean(axis=0)
+    return float(2.0 * n / (n - 1) * (np.einsum("ij,ij->", X, X) / n - mu @ mu))
+
+
+def gaussian_block(X: np.ndarray, Z: np.ndarray, b: float) -> np.ndarray:
+    """exp(-||x - z||^2 / b) for the rows of X against the landmarks Z (Zhang et al.'s kernel)."""
+    d2 = (X * X).sum(1)[:, None] - 2.0 * X @ Z.T + (Z * Z).sum(1)[None, :]
+    np.maximum(d2, 0.0, out=d2)
+    d2 *= -1.0 / b
+    return np.exp(d2, out=d2)
+
+
+def select_landmarks(X: np.ndarray, m: int, method: str, rng: np.random.Generator) -> np.ndarray:
+    """m landmarks: k-means centroids (Zhang & Kwok's clustered Nyström) or a uniform sample."""
+    n = X.shape[0]
+    if not 1 <= m <= n:
+        raise ConfigError(f"solver.landmarks = {m} must be between 1 and n = {n} (the dataset has {n} points).")
+    if method == "uniform":
+        return X[np.sort(rng.choice(n, m, replace=False))].copy()
+    if method != "kmeans":
+        raise ConfigError(f"solver.landmark_method must be 'kmeans' or 'uniform'; got '{method}'.")
+    from sklearn.cluster import KMeans
+
+    seed = int(rng.integers(0, 2**31 - 1))
+    return KMeans(n_clusters=m, n_init=1, max_iter=50, random_state=seed).fit(X).cluster_centers_
+
+
+def pinv_psd(W: np.ndarray, rtol: float = 1e-10) -> np.ndarray:
+    """Pseudo-inverse of a symmetric PSD matrix (eigenvalues below rtol * largest dropped)."""
+    ev, Q = np.linalg.eigh((W + W.T) / 2)
+    keep = ev > rtol * max(ev.max(), 0.0)
+    return (Q[:, keep] / ev[keep]) @ Q[:, keep].T
+
+
+def psd_sqrt(S: np.ndarray) -> np.ndarray:
+    ev, Q = np.linalg.eigh((S + S.T) / 2)
+    return (Q * np.sqrt(np.clip(ev, 0.0, None))) @ Q.T
+
+
+def project_psd(S: np.ndarray) -> np.ndarray:
+    """Nearest PSD matrix in Frobenius norm: U Lambda_+ U^T."""
+    ev, Q = np.linalg.eigh((S + S.T) / 2)
+    return (Q * np.clip(ev, 0.0, None)) @ Q.T
+
+
+def factor_rows(X: np.ndarray, Z: np.ndarray, b: float, R: np.ndarray) -> np.ndarray:
+    """G = E R (E = gaussian_block(X, Z, b)), computed BLOCK rows at a time: O(mn) memory."""
+    n = X.shape[0]
+    G = np.empty((n, R.shape[1]))
+    block = max(256, min(BLOCK, n // 16))
+    for start in range(0, n, block):
+        stop = min(start + block, n)
+        G[start:stop] = gaussian_block(X[start:stop], Z, b) @ R
+    return G
+
+
+# ---- the problem with priors ------------------------------------------------------------
+
+def ideal_block(constraints: Constraints, solver: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Labeled indices, K*_l and the mask T from pair targets K_ij = 0/1 (kind ``sim_eq``)."""
+    if len(constraints) == 0:
+        raise ConfigError(f"solver '{solver}' needs labeled points; the constraint set is empty "
+                          "(use constraint generator 'labeled_subset').")
+    if np.any(constraints.kind != KIND_CODE["sim_eq"]):
+        raise ConfigError(f"solver '{solver}' needs ideal-kernel targets K_ij = 1 (same class) / 0 (kind sim_eq), "
+                          "as constraint generator 'labeled_subset' makes them; found other kinds.")
+    labeled = np.unique(np.concatenate([constraints.i, constraints.j]))
+    pos = np.searchsorted(labeled, constraints.i), np.searchsorted(labeled, constraints.j)
+    l = len(labeled)
+    K = np.zeros((l, l))
+    T = np.zeros((l, l))
+    K[pos] = K[pos[::-1]] = constraints.bound
+    T[pos] = T[pos[::-1]] = 1.0
+    return labeled, K, T
+
+
+def prior_objective(S, S0, El, Kl, T, lam) -> float:
+    """J(S) = lam ||S - S0||_F^2 + ||T o (E_l S E_l^T) - K*_l||_F^2 (K*_l zero outside T)."""
+    R = T * (El @ S @ El.T) - Kl
+    return float(lam * np.sum((S - S0) ** 2) + np.sum(R * R))
+
+
+def prior_gradient(S, S0, El, Kl, T, lam) -> np.ndarray:
+    """grad J = 2 lam (S - S0) + 2 E_l^T (T o (E_l S E_l^T) - K*_l) E_l."""
+    R = T * (El @ S @ El.T) - Kl
+    return 2.0 * lam * (S - S0) + 2.0 * El.T @ R @ El
+
+
+def closed_form(S0, El, Kl, lam) -> np.ndarray:
+    """Stationary point of J without the PSD constraint (and T = 1):
+    lam S + E_l^T E_l S E_l^T E_l = E_l^T K*_l E_l + lam S0, i.e. S + P S P = Q with
+    P = E_l^T E_l / sqrt(lam) = U Lambda U^T, Q = S0 + E_l^T K*_l E_l / lam;
+    in the eigenbasis [S~]_ij = Q~_ij / (1 + Lambda_ii Lambda_jj) (Zhang et al., Initialization)."""
+    P = El.T @ El / math.sqrt(lam)
+    Q = S0 + El.T @ Kl @ El / lam
+    ev, U = np.linalg.eigh((P + P.T) / 2)
+    Qt = U.T @ Q @ U
+    St = Qt / (1.0 + np.outer(ev, ev))
+    return U @ St @ U.T
+
+
+def gradient_mapping(S, S0, El, Kl, T, lam, *, tol: float, max_iter: int, A: float = 1.0, growth: float = 2.0):
+    """Accelerated gradient mapping with the Armijo-Goldstein rule (Zhang et al., Optimization;
+    Nemirovski 1994; Nesterov's extrapolation with adaptive restart, Beck & Teboulle 2009):
+
+    at the extrapolated point Y, B_A = argmin_{B >= 0} tr(grad B) + A/2 ||B - Y||^2
+    = Proj_PSD(Y - grad / A); while J(B_A) > J(Y) + tr(grad (B_A - Y)) + A/2 ||B_A - Y||^2,
+    A <- growth A (a "trial").  Restarts the momentum when J increases.  Stops when the
+    relative objective change is below ``tol``.  Returns (S, iterations, trials, converged, history).
+    """
+    J = prior_objective(S, S0, El, Kl, T, lam)
+    Y, t = S.copy(), 1.0
+    hist = {"objective": [J], "A": [A], "trials": [0]}
+    converged = False
+    it = trials = 0
+    while it < max_iter:
+        it += 1
+        g = prior_gradient(Y, S0, El, Kl, T, lam)
+        JY = prior_objective(Y, S0, El, Kl, T, lam)
+        A = max(A / growth, 1e-12)                      # let A shrink again after easy steps
+        n_trials = 0
+        while True:
+            n_trials += 1
+            B = project_psd(Y - g / A)
+            D = B - Y
+            JB = prior_objective(B, S0, El, Kl, T, lam)
+            if JB <= JY + np.sum(g * D) + 0.5 * A * np.sum(D * D) or n_trials >= 60:
+                break
+            A *= growth
+        trials += n_trials
+        if JB > J:                                      # adaptive restart: drop the momentum
+            Y, t = S.copy(), 1.0
+            hist["objective"].append(J)
+            hist["A"].append(A)
+            hist["trials"].append(n_trials)
+            continue
+        change = (J - JB) / max(abs(J), 1e-300)
+        t_next = 0.5 * (1.0 + math.sqrt(1.0 + 4.0 * t * t))
+        Y = B + ((t - 1.0) / t_next) * (B - S)
+        S, J, t = B, JB, t_next
+        hist["objective"].append(J)
+        hist["A"].append(A)
+        hist["trials"].append(n_trials)
+        if change < tol:
+            converged = True
+            break
+    return S, it, trials, converged, {k: np.asarray(v) for k, v in hist.items()}
+
+
+# ---- solvers ----------------------------------------------------------------------------
+
+def _setup(dataset, landmarks: int, landmark_method: str, rng, solver: str):
+    if dataset is None or dataset.X is None:
+        raise DataError(f"solver '{solver}' needs the dataset's features (it evaluates a Gaussian kernel on them).")
+    X = np.ascontiguousarray(dataset.X, dtype=np.float64)
+    b = gaussian_width(X)
+    if not b > 0:
+        raise DataError(f"solver '{solver}': all points of dataset '{dataset.name}' coincide (kernel width 0).")
+    Z = select_landmarks(X, landmarks, landmark_method, rng)
+    W = gaussian_block(Z, Z, b)
+    ev = np.linalg.eigvalsh(W)
+    if ev[0] <= 1e-10 * ev[-1]:
+        dup = len(Z) - len(np.unique(np.round(Z, 12), axis=0))
+        raise DataError(f"solver '{solver}': the {len(Z)} landmarks give a singular W (smallest eigenvalue "
+                        f"{ev[0]:.2e} of {ev[-1]:.2e}; {dup} duplicate landmark(s)), so S0 = W^+ drops directions. "
+                        "Use fewer landmarks than distinct points, or landmark_method: uniform on deduplicated data.")
+    return X, b, Z, W
+
+
+def _inductive_arrays(Z, b, S) -> dict:
+    return {"landmarks": Z, "S": S, "kernel_width": np.array(b)}
+
+
+@solvers.register("nystrom")
+def nystrom(G0: np.ndarray, constraints: Constraints, *, dataset, rng, landmarks: int = 100,
+            landmark_method: str = "kmeans") -> SolverResult:
+    """Standard Nyström: K = E W^+ E^T with the same landmarks as ``nystrom_prior`` (the baseline).
+
+    Returns ``G = E (W^+)^{1/2}`` (n x m); arrays ``landmarks``, ``S`` (= W^+), ``kernel_width``
+    (inductive: ``kernlearn embed`` maps new points).  The constraints are not used.
+    """
+    t0 = time.perf_counter()
+    X, b, Z, W = _setup(dataset, landmarks, landmark_method, rng, "nystrom")
+    S = pinv_psd(W)
+    G = factor_rows(X, Z, b, psd_sqrt(S))
+    return SolverResult(G=G, objective=0.0, iterations=0, converged=True, history={},
+                        info={"landmarks": len(Z), "kernel_width": b, "inductive": True,
+                              "solver_seconds": time.perf_counter() - t0},
+                        arrays=_inductive_arrays(Z, b, S))
+
+
+@solvers.register("nystrom_prior")
+def nystrom_prior(G0: np.ndarray, constraints: Constraints, *, dataset, rng, landmarks: int = 100,
+                  landmark_method: str = "kmeans", lam: list[float] | float = 1.0, tol: float = 1e-6,
+                  max_iter: int = 500) -> SolverResult:
+    """Generalized Nyström with priors (Zhang et al. 2012): learn the dictionary kernel S.
+
+    Parameters
+    ----------
+    constraints : Constraints
+        Ideal-kernel targets on the labeled block (generator ``labeled_subset``): K*_ij = 1 same
+        class, 0 otherwise (kind ``sim_eq``); pairs not listed are masked out (T_ij = 0).
+    dataset : Dataset
+        Features; the Gaussian kernel exp(-||x - y||^2 / b) uses b = the average pairwise
+        squared distance (Zhang et al., Experiments).
+    rng : numpy.random.Generator
+        Seeds the k-means landmarks (or the uniform sample).
+    landmarks : int
+        m.
+    landmark_method : {"kmeans", "uniform"}
+    lam : float or list of float
+        lambda; a list selects by NKA: the maximiser of rho[S(lam), S0] * rho[E_l S(lam) E_l^T, K*_l]
+        (the whole curve is kept in the history as ``nka_lambda``, ``nka_score``).
+    tol, max_iter
+        Gradient mapping stops when the relative objective change is below ``tol``.
+
+    Returns
+    -------
+    SolverResult
+        ``G = E S^{1/2}`` (n x m), ``objective`` = J(S); arrays ``landmarks``, ``S``, ``S0``,
+        ``E_labeled``, ``K_ideal``, ``kernel_width``; info ``lam``, ``iterations``, ``trials``,
+        ``init_residual`` (of the closed form's stationarity equation, before projection).
+    """
+    lams = [float(x) for x in (lam if isinstance(lam, (list, tuple)) else [lam])]
+    if not lams or any(not x > 0 for x in lams):
+        raise ConfigError(f"solver.lam must be > 0 (a number or a non-empty list); got {lam!r}.")
+    if not tol > 0 or max_iter < 1:
+        raise ConfigError(f"solver.tol must be > 0 and solver.max_iter >= 1; got tol = {tol}, max_iter = {max_iter}.")
+    labeled, Kl, T = ideal_block(constraints, "nystrom_prior")
+    y = dataset.y if dataset is not None else None
+    if y is not None:
+        missing = sorted(set(np.unique(y).tolist()) - set(np.unique(y[labeled]).tolist()))
+        if missing:
+            names = [dataset.classes[c] if dataset.classes else c for c in missing]
+            raise DataError(f"solver 'nystrom_prior': no labeled pair involves class {names[0]!r} "
+                            f"({len(missing)} class(es) without a labeled point); raise the labeled count or fraction.")
+    t0 = time.perf_counter()
+    X, b, Z, W = _setup(dataset, landmarks, landmark_method, rng, "nystrom_prior")
+    S0 = pinv_psd(W)
+    El = gaussian_block(X[labeled], Z, b)
+    full_mask = bool(np.all(T == 1.0))
+    curve = {"nka_lambda": [], "nka_score": [], "iterations": [], "trials": []}
+    best = None
+    for x in lams:
+        if full_mask:
+            S_free = closed_form(S0, El, Kl, x)
+            M = El.T @ El
+            lhs = x * S_free + M @ S_free @ M
+            rhs = El.T @ Kl @ El + x * S0
+            residual = float(np.linalg.norm(lhs - rhs) / max(np.linalg.norm(rhs), 1e-300))
+            S_init = project_psd(S_free)
+        else:                                          # grouping constraints: no closed form
+            residual, S_init = float("nan"), S0.copy()
+        S, iters, trials, converged, hist = gradient_mapping(S_init, S0, El, Kl, T, x, tol=tol, max_iter=max_iter)
+        score = nka(S, S0) * nka(T * (El @ S @ El.T), Kl)
+        for key, value in (("nka_lambda", x), ("nka_score", score), ("iterations", iters), ("trials", trials)):
+            curve[key].append(value)
+        if best is None or score > best[0]:
+            best = (score, x, S, iters, trials, converged, hist, residual)
+    score, lam_star, S, iters, trials, converged, hist, residual = best
+    G = factor_rows(X, Z, b, psd_sqrt(S))
+    history = {**hist, **{k: np.asarray(v) for k, v in curve.items()}}
+    return SolverResult(
+        G=G, objective=prior_objective(S, S0, El, Kl, T, lam_star), iterations=iters, converged=converged,
+        history=history,
+        info={"lam": lam_star, "nka": score, "trials": trials, "landmarks": len(Z), "labeled": len(labeled),
+              "kernel_width": b, "init_residual": residual, "grouping_mask": not full_mask, "inductive": True,
+              "solver_seconds": time.perf_counter() - t0},
+        arrays={**_inductive_arrays(Z, b, S), "S0": S0, "E_labeled": El, "K_ideal": Kl, "labeled": labeled})

@@ -1,0 +1,128 @@
+"""Generalized Nyström with priors (Zhang et al. 2012): the closed form, the gradient mapping
+against a convex solver, the inductive map, and bad input."""
+
+import numpy as np
+import pytest
+
+from kernlearn_cli.data.synthetic import two_gaussians
+from kernlearn_cli.errors import ConfigError, DataError
+from kernlearn_cli.solvers.nystrom import (closed_form, gaussian_block, gaussian_width, gradient_mapping, ideal_block,
+                                           nystrom, nystrom_prior, prior_objective, project_psd)
+from kernlearn_cli.types import Constraints, Dataset
+
+from kernlearn_cli.constraints.labeled import labeled_subset
+
+
+def small_problem(seed=0, m=8, l=12, masked=False):
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((40, 3))
+    Z = X[rng.choice(40, m, replace=False)]
+    b = gaussian_width(X)
+    W = gaussian_block(Z, Z, b)
+    S0 = np.linalg.pinv(W)
+    El = gaussian_block(X[:l], Z, b)
+    y = rng.integers(0, 2, l)
+    Kl = (y[:, None] == y[None, :]).astype(float)
+    T = np.ones((l, l))
+    if masked:
+        T = (rng.random((l, l)) < 0.4).astype(float)
+        T = np.maximum(T, T.T)
+        Kl = Kl * T
+    return S0, El, Kl, T
+
+
+def test_gaussian_width_is_the_mean_pairwise_squared_distance():
+    X = np.random.default_rng(1).standard_normal((25, 4))
+    D = ((X[:, None] - X[None]) ** 2).sum(-1)
+    assert gaussian_width(X) == pytest.approx(D[~np.eye(25, dtype=bool)].mean(), rel=1e-12)
+
+
+@pytest.mark.parametrize("lam", [0.01, 1.0, 100.0])
+def test_closed_form_solves_the_stationarity_equation(lam):
+    S0, El, Kl, _ = small_problem()
+    S = closed_form(S0, El, Kl, lam)
+    M = El.T @ El
+    lhs, rhs = lam * S + M @ S @ M, El.T @ Kl @ El + lam * S0
+    assert np.linalg.norm(lhs - rhs) <= 1e-10 * np.linalg.norm(rhs)
+
+
+@pytest.mark.parametrize("masked", [False, True])
+def test_gradient_mapping_matches_a_convex_solver(masked):
+    cp = pytest.importorskip("cvxpy")
+    lam = 0.5
+    S0, El, Kl, T = small_problem(seed=2, masked=masked)
+    m = S0.shape[0]
+    S = cp.Variable((m, m), PSD=True)
+    ref = cp.Problem(cp.Minimize(lam * cp.sum_squares(S - S0) + cp.sum_squares(cp.multiply(T, El @ S @ El.T) - Kl)))
+    ref.solve(solver=cp.CLARABEL)
+    start = project_psd(closed_form(S0, El, Kl, lam)) if not masked else S0.copy()
+    Sg, iters, trials, converged, hist = gradient_mapping(start, S0, El, Kl, T, lam, tol=1e-13, max_iter=20000)
+    J = prior_objective(Sg, S0, El, Kl, T, lam)
+    assert converged and np.linalg.eigvalsh(Sg).min() >= -1e-10
+    assert abs(J - ref.value) <= 1e-5 * abs(ref.value)
+    assert trials >= iters and np.all(np.diff(hist["objective"]) <= 1e-12 * hist["objective"][0])
+
+
+def _ds(n=120, seed=0):
+    return two_gaussians(n=n, dim=4, seed=seed)
+
+
+def test_inductive_rows_and_factors():
+    ds = _ds()
+    C = labeled_subset(ds, None, rng=np.random.default_rng(0), count=20)
+    res = nystrom_prior(None, C, dataset=ds, rng=np.random.default_rng(1), landmarks=15, lam=[0.1, 1.0])
+    Z, S, b = res.arrays["landmarks"], res.arrays["S"], float(res.arrays["kernel_width"])
+    E = gaussian_block(ds.X, Z, b)
+    np.testing.assert_allclose(res.G @ res.G.T, E @ S @ E.T, atol=1e-8)   # K = E S E^T for seen points
+    labeled, Kl, T = ideal_block(C, "nystrom_prior")
+    assert np.array_equal(res.arrays["labeled"], labeled) and np.array_equal(res.arrays["K_ideal"], Kl)
+    assert res.objective == pytest.approx(prior_objective(S, res.arrays["S0"], res.arrays["E_labeled"], Kl, T,
+                                                          res.info["lam"]), rel=1e-12)
+    assert list(res.history["nka_lambda"]) == [0.1, 1.0] and res.info["lam"] in (0.1, 1.0)
+    assert res.info["init_residual"] <= 1e-10
+    base = nystrom(None, C, dataset=ds, rng=np.random.default_rng(1), landmarks=15)
+    np.testing.assert_allclose(base.arrays["landmarks"], Z)                  # same landmarks, same seed
+
+
+def test_embed_maps_training_points_to_their_rows(tmp_path):
+    import yaml
+
+    from conftest import kernlearn
+
+    ds = _ds(n=80)
+    np.save(tmp_path / "X.npy", ds.X[:10])
+    cfg = {"name": "ny", "seed": 0, "dataset": {"name": "two_gaussians", "n": 80, "dim": 4},
+           "kernel": {"name": "linear"}, "constraints": {"name": "labeled_subset", "count": 16},
+           "solver": {"name": "nystrom_prior", "landmarks": 10, "lam": [0.1, 1.0]},
+           "evaluate": [{"name": "svm_accuracy"}, {"name": "alignment"}]}
+    (tmp_path / "ny.yaml").write_text(yaml.safe_dump(cfg))
+    proc = kernlearn("run", tmp_path / "ny.yaml", "--out", tmp_path / "out")
+    assert proc.returncode == 0, proc.stderr
+    (cell,) = (tmp_path / "out").glob("*/factors.h5")
+    proc = kernlearn("embed", cell.parent, tmp_path / "X.npy", "-o", tmp_path / "rows.npy")
+    assert proc.returncode == 0, proc.stderr
+    import h5py
+
+    with h5py.File(cell) as f:
+        G = f["G"][()]
+    np.testing.assert_allclose(np.load(tmp_path / "rows.npy"), G[:10], rtol=1e-10, atol=1e-12)
+
+
+def test_bad_input():
+    ds = _ds(n=30)
+    rng = np.random.default_rng(0)
+    C = labeled_subset(ds, None, rng=np.random.default_rng(0), count=10)
+    with pytest.raises(ConfigError, match="landmarks = 31 must be between 1 and n = 30"):
+        nystrom_prior(None, C, dataset=ds, rng=rng, landmarks=31)
+    with pytest.raises(ConfigError, match="lam must be > 0"):
+        nystrom_prior(None, C, dataset=ds, rng=rng, landmarks=5, lam=[1.0, 0.0])
+    one_class = Constraints.from_lists([0, 0, 1], [0, 1, 1], ["sim_eq"] * 3, [1.0, 1.0, 1.0])
+    y = ds.y.copy()
+    y[[0, 1]] = 0
+    with pytest.raises(DataError, match="class"):
+        nystrom_prior(None, one_class, dataset=Dataset("d", X=ds.X, y=y, classes=[0, 1]), rng=rng, landmarks=5)
+    X = np.repeat(ds.X[:3], 10, axis=0)                    # 3 distinct points, 5 landmarks: W singular
+    dup = Dataset("dup", X=X, y=np.repeat([0, 1, 0], 10), classes=[0, 1])
+    Cd = labeled_subset(dup, None, rng=np.random.default_rng(3), count=8)
+    with pytest.raises(DataError, match="singular W"):
+        nystrom_prior(None, Cd, dataset=dup, rng=rng, landmarks=5, landmark_method="uniform")
