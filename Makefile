@@ -10,7 +10,7 @@ export KERNLEARN_DATA_MIRROR ?= $(MIRROR)
 endif
 KULIS   := configs/papers/kulis2006
 
-.PHONY: install run test bench kulis2006 kulis2006-fig1 kulis2006-fig2 kulis2006-fig2-vn kulis2006-gyrb-protocol tsuda2005 tsuda2005-fig2 tsuda2005-fig3 hu2013 hu2013-table2 hu2013-sdp-check zhang2012-compare reproduce reproduce-quick slurm-test clean
+.PHONY: install run test bench kulis2006 kulis2006-fig1 kulis2006-fig2 kulis2006-fig2-vn kulis2006-gyrb-protocol tsuda2005 tsuda2005-fig2 tsuda2005-fig3 hu2013 hu2013-table2 hu2013-sdp-check zhang2012-compare zhang2012-fig1 zhang2012 reproduce reproduce-quick slurm-test clean
 
 install: $(VENV)/.installed
 
@@ -151,18 +151,36 @@ hu2013-sdp-check: install        ## KL_ADMM's objective vs the exact SDP (cvxpy 
 
 hu2013: hu2013-table2 hu2013-sdp-check
 
-zhang2012-compare: install        ## Zhang et al. 2012: SVM accuracy, Nystrom / burg / nystrom_prior, 6 datasets x 10 labelings
+zhang2012-fig1: install           ## Zhang et al. 2012, Fig. 1: NKA score and SVM accuracy against lambda (~3 min)
+	$(RUN) configs/papers/zhang2012/fig1_lambda.yaml --out $(Z12)/fig1_lambda
+	$(KL) plot $(Z12)/fig1_lambda -m nka_score --x solver.lam --by dataset --logx \
+	  -o $(FIGS)/zhang2012_fig1_nka.png --title "NKA selection score vs lambda"
+	$(KL) plot $(Z12)/fig1_lambda -m svm_accuracy --x solver.lam --by dataset --logx \
+	  -o $(FIGS)/zhang2012_fig1_accuracy.png --title "SVM accuracy vs lambda"
+	$(KL) collect $(Z12)/fig1_lambda -m nka_score --rows solver.lam --cols dataset \
+	  --prefix $(TABLES)/zhang2012_fig1_nka $(call fill,zhang2012-fig1-nka)
+	$(KL) collect $(Z12)/fig1_lambda -m svm_accuracy --rows solver.lam --cols dataset \
+	  --prefix $(TABLES)/zhang2012_fig1_accuracy $(call fill,zhang2012-fig1-accuracy)
+
+zhang2012: zhang2012-compare zhang2012-fig1
+
+zhang2012-compare: install        ## Zhang et al. 2012: SVM accuracy, Nystrom / burg / nystrom_prior, 6 datasets x 10 labelings, 100 and 20 labels
 	for s in nystrom nystrom_prior burg; do \
 	  $(RUN) configs/papers/zhang2012/compare_$$s.yaml --out $(Z12)/compare_$$s || exit 1; done
 	$(KL) collect $(Z12)/compare_nystrom $(Z12)/compare_burg $(Z12)/compare_nystrom_prior -m svm_accuracy \
 	  --rows dataset --cols solver --prefix $(TABLES)/zhang2012_compare_svm $(call fill,zhang2012-compare-svm)
 	$(KL) collect $(Z12)/compare_nystrom $(Z12)/compare_burg $(Z12)/compare_nystrom_prior -m alignment \
 	  --rows dataset --cols solver --prefix $(TABLES)/zhang2012_compare_alignment $(call fill,zhang2012-compare-alignment)
+	for s in nystrom nystrom_prior burg; do \
+	  $(RUN) configs/papers/zhang2012/compare_$$s.yaml --set constraints.count=20 --set constraints.every_class=true \
+	    --out $(Z12)/l20/compare_$$s || exit 1; done
+	$(KL) collect $(Z12)/l20/compare_nystrom $(Z12)/l20/compare_burg $(Z12)/l20/compare_nystrom_prior -m svm_accuracy \
+	  --rows dataset --cols solver --prefix $(TABLES)/zhang2012_compare_svm_l20 $(call fill,zhang2012-compare-svm-l20)
 
-reproduce: kulis2006 kulis2006-fig2-vn tsuda2005 hu2013   ## every paper target
+reproduce: kulis2006 kulis2006-fig2-vn tsuda2005 hu2013 zhang2012   ## every paper target
 
 reproduce-quick:                  ## the same with 3 seeds, into results/quick (README untouched)
-	$(MAKE) kulis2006 tsuda2005 hu2013 SEEDS='range(3)' RESULTS=results/quick README=
+	$(MAKE) kulis2006 tsuda2005 hu2013 zhang2012 SEEDS='range(3)' RESULTS=results/quick README=
 
 slurm-test: install               ## the real SLURM job-array test (starts a one-node cluster; root)
 	$(PY) -m pytest tests/test_slurm.py -v

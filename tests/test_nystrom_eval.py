@@ -187,3 +187,14 @@ def test_labeled_subset_as_distance_constraints():
     assert np.all(dist.kind == np.where(same, 0, 1))
     with pytest.raises(ConfigError, match="form must be"):
         labeled_subset(ds, None, rng=np.random.default_rng(5), count=12, form="pairs")
+
+
+def test_labeled_subset_every_class():
+    y = np.repeat(np.arange(10), 20)
+    ds = Dataset("ten", X=np.random.default_rng(0).standard_normal((200, 2)), y=y, classes=list(range(10)))
+    for seed in range(20):                      # 12 of 200 points: without every_class often a class is missing
+        C = labeled_subset(ds, None, rng=np.random.default_rng(seed), count=12, every_class=True)
+        lab = labeled_indices(C)
+        assert len(lab) == 12 and set(y[lab]) == set(range(10))
+    with pytest.raises(ConfigError, match="at least 10"):
+        labeled_subset(ds, None, rng=np.random.default_rng(0), count=5, every_class=True)

@@ -24,7 +24,7 @@ def _class_name(ds, c) -> str:
 
 @constraints.register("labeled_subset")
 def labeled_subset(ds, G_ref, *, rng, fraction: float = 0.0, count: int = 0, form: str = "ideal",
-                   epsilon: float = 0.25) -> Constraints:
+                   epsilon: float = 0.25, every_class: bool = False) -> Constraints:
     """Zhang et al. (2012): a random labeled subset and the ideal kernel K*_l on it.
 
     Exactly one of ``fraction`` (0 < fraction < 1; round(fraction n) points) or ``count``
@@ -36,6 +36,9 @@ def labeled_subset(ds, G_ref, *, rng, fraction: float = 0.0, count: int = 0, for
     every unordered pair i <= j of labeled points, in row-major order of the sorted
     labeled indices (i ascending, then j >= i ascending).  The labeled set is the set of
     indices appearing in the constraints (see :func:`labeled_indices`).
+
+    ``every_class: true`` draws one random point of each class first and the rest uniformly
+    among the remaining points, so small labeled sets of many-class data stay valid.
 
     ``form: distances`` turns the same labeled set into distance constraints for the
     Bregman solvers (the ``burg`` baseline on the same labels): every pair i < j, same class
@@ -73,7 +76,16 @@ def labeled_subset(ds, G_ref, *, rng, fraction: float = 0.0, count: int = 0, for
                               f"1 <= count < {n} (the number of points of dataset '{ds.name}'), got {count}.")
         m = int(count)
     y = np.asarray(ds.y)
-    idx = np.sort(rng.choice(n, size=m, replace=False)).astype(np.int64)
+    if every_class:
+        classes = np.unique(y)
+        if m < len(classes):
+            raise ConfigError(f"constraint generator 'labeled_subset': every_class needs at least {len(classes)} "
+                              f"labeled points (one per class), got {m}.")
+        first = np.array([rng.choice(np.flatnonzero(y == c)) for c in classes], dtype=np.int64)
+        rest = np.setdiff1d(np.arange(n), first)
+        idx = np.sort(np.concatenate([first, rng.choice(rest, size=m - len(first), replace=False)])).astype(np.int64)
+    else:
+        idx = np.sort(rng.choice(n, size=m, replace=False)).astype(np.int64)
     missing = np.setdiff1d(np.unique(y), np.unique(y[idx]))
     if missing.size:
         names = ", ".join(_class_name(ds, c) for c in missing)

@@ -85,3 +85,14 @@ def svm_accuracy(G: np.ndarray, ds, *, rng, constraints, C: float = 1.0) -> dict
     clf = LinearSVC(C=C, dual="auto", max_iter=10000, random_state=seed_from(rng))
     clf.fit(G[lab], y[lab])
     return {"svm_accuracy": float(clf.score(G[test], y[test]))}
+
+
+@evaluators.register("nka_criterion")
+def nka_criterion(G: np.ndarray, ds, *, rng, result) -> dict:
+    """The lambda-selection score of ``nystrom_prior`` at the lambda it returned,
+    rho[S, S0] * rho[E_l S E_l^T, K*_l] (Zhang et al. 2012), as a metric -- so that a grid over
+    ``solver.lam`` draws the paper's Fig. 1 (score vs lambda beside accuracy vs lambda)."""
+    if "nka" not in result.info:
+        raise ConfigError("evaluator 'nka_criterion' reads the selection score of solver 'nystrom_prior'; "
+                          "this solver does not report one.")
+    return {"nka_score": float(result.info["nka"])}
