@@ -126,3 +126,17 @@ def test_bad_input():
     Cd = labeled_subset(dup, None, rng=np.random.default_rng(3), count=8)
     with pytest.raises(DataError, match="singular W"):
         nystrom_prior(None, Cd, dataset=dup, rng=rng, landmarks=5, landmark_method="uniform")
+
+
+def test_nka_criterion_reports_the_selection_score():
+    from kernlearn_cli.evaluate.supervised import nka, nka_criterion
+
+    ds = _ds(n=60)
+    C = labeled_subset(ds, None, rng=np.random.default_rng(0), count=12)
+    res = nystrom_prior(None, C, dataset=ds, rng=np.random.default_rng(1), landmarks=8, lam=0.5)
+    S, S0, El, Kl = (res.arrays[k] for k in ("S", "S0", "E_labeled", "K_ideal"))
+    score = nka_criterion(res.G, ds, rng=np.random.default_rng(0), result=res)["nka_score"]
+    assert score == pytest.approx(nka(S, S0) * nka(El @ S @ El.T, Kl), rel=1e-12)
+    base = nystrom(None, C, dataset=ds, rng=np.random.default_rng(1), landmarks=8)
+    with pytest.raises(ConfigError, match="nka_criterion"):
+        nka_criterion(base.G, ds, rng=np.random.default_rng(0), result=base)
