@@ -236,8 +236,8 @@ def nystrom(G0: np.ndarray, constraints: Constraints, *, dataset, rng, landmarks
 
 @solvers.register("nystrom_prior")
 def nystrom_prior(G0: np.ndarray, constraints: Constraints, *, dataset, rng, landmarks: int = 100,
-                  landmark_method: str = "kmeans", lam: list[float] | float = 1.0, tol: float = 1e-6,
-                  max_iter: int = 500) -> SolverResult:
+                  landmark_method: str = "kmeans", lam: list[float] | float = 1.0, tol: float = 1e-8,
+                  max_iter: int = 5000) -> SolverResult:
     """Generalized Nyström with priors (Zhang et al. 2012): learn the dictionary kernel S.
 
     Parameters
