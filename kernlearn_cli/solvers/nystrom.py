@@ -125,10 +125,11 @@ def prior_objective(S, S0, El, Kl, T, lam) -> float:
     return float(lam * np.sum((S - S0) ** 2) + np.sum(R * R))
 
 
-def prior_gradient(S, S0, El, Kl, T, lam) -> np.ndarray:
-    """grad J = 2 lam (S - S0) + 2 E_l^T (T o (E_l S E_l^T) - K*_l) E_l."""
+def prior_value_and_gradient(S, S0, El, Kl, T, lam) -> tuple[float, np.ndarray]:
+    """J(S) and grad J = 2 lam (S - S0) + 2 E_l^T (T o (E_l S E_l^T) - K*_l) E_l, sharing the residual."""
     R = T * (El @ S @ El.T) - Kl
-    return 2.0 * lam * (S - S0) + 2.0 * El.T @ R @ El
+    D = S - S0
+    return float(lam * np.sum(D * D) + np.sum(R * R)), 2.0 * lam * D + 2.0 * El.T @ R @ El
 
 
 def closed_form(S0, El, Kl, lam) -> np.ndarray:
@@ -160,8 +161,7 @@ def gradient_mapping(S, S0, El, Kl, T, lam, *, tol: float, max_iter: int, A: flo
     it = trials = 0
     while it < max_iter:
         it += 1
-        g = prior_gradient(Y, S0, El, Kl, T, lam)
-        JY = prior_objective(Y, S0, El, Kl, T, lam)
+        JY, g = prior_value_and_gradient(Y, S0, El, Kl, T, lam)
         A = max(A / growth, 1e-12)                      # let A shrink again after easy steps
         n_trials = 0
         while True:
