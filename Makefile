@@ -164,7 +164,7 @@ zhang2012-fig1: install           ## Zhang et al. 2012, Fig. 1: NKA score and SV
 
 zhang2012: zhang2012-compare zhang2012-fig1
 
-zhang2012-compare: install        ## Zhang et al. 2012: SVM accuracy, Nystrom / burg / nystrom_prior, 6 datasets x 10 labelings, 100 and 20 labels
+zhang2012-compare: install        ## Zhang et al. 2012: SVM accuracy, Nystrom / burg / nystrom_prior, 8 datasets x 10 labelings, 100 and 20 labels, rcond 0.01
 	for s in nystrom nystrom_prior burg; do \
 	  $(RUN) configs/papers/zhang2012/compare_$$s.yaml --out $(Z12)/compare_$$s || exit 1; done
 	$(KL) collect $(Z12)/compare_nystrom $(Z12)/compare_burg $(Z12)/compare_nystrom_prior -m svm_accuracy \
@@ -176,6 +176,10 @@ zhang2012-compare: install        ## Zhang et al. 2012: SVM accuracy, Nystrom / 
 	    --out $(Z12)/l20/compare_$$s || exit 1; done
 	$(KL) collect $(Z12)/l20/compare_nystrom $(Z12)/l20/compare_burg $(Z12)/l20/compare_nystrom_prior -m svm_accuracy \
 	  --rows dataset --cols solver --prefix $(TABLES)/zhang2012_compare_svm_l20 $(call fill,zhang2012-compare-svm-l20)
+	for s in nystrom nystrom_prior; do \
+	  $(RUN) configs/papers/zhang2012/compare_$$s.yaml --set solver.rcond=0.01 --out $(Z12)/rcond/compare_$$s || exit 1; done
+	$(KL) collect $(Z12)/rcond/compare_nystrom $(Z12)/rcond/compare_nystrom_prior -m svm_accuracy \
+	  --rows dataset --cols solver --prefix $(TABLES)/zhang2012_compare_svm_rcond $(call fill,zhang2012-compare-svm-rcond)
 
 reproduce: kulis2006 kulis2006-fig2-vn tsuda2005 hu2013 zhang2012   ## every paper target
 

@@ -126,6 +126,23 @@ def test_bad_input():
     Cd = labeled_subset(dup, None, rng=np.random.default_rng(3), count=8)
     with pytest.raises(DataError, match="singular W"):
         nystrom_prior(None, Cd, dataset=dup, rng=rng, landmarks=5, landmark_method="uniform")
+    with pytest.raises(ConfigError, match="rcond must be in"):
+        nystrom(None, C, dataset=ds, rng=rng, landmarks=5, rcond=1.5)
+
+
+def test_rcond_cuts_the_small_eigenvalues_of_W_from_S0():
+    ds = _ds(n=80)
+    C = labeled_subset(ds, None, rng=np.random.default_rng(0), count=12)
+    ranks = []
+    for rcond in (1e-10, 1e-2):
+        res = nystrom_prior(None, C, dataset=ds, rng=np.random.default_rng(1), landmarks=12, lam=1.0, rcond=rcond)
+        Z, b = res.arrays["landmarks"], float(res.arrays["kernel_width"])
+        W = np.exp(-((Z[:, None] - Z[None]) ** 2).sum(-1) / b)
+        ev, Q = np.linalg.eigh(W)
+        keep = ev > rcond * ev[-1]
+        assert np.allclose(res.arrays["S0"], (Q[:, keep] / ev[keep]) @ Q[:, keep].T)
+        ranks.append(np.linalg.matrix_rank(res.arrays["S0"], tol=1e-12 * np.abs(res.arrays["S0"]).max()))
+    assert ranks[1] < ranks[0] == 12
 
 
 def test_nka_criterion_reports_the_selection_score():
