@@ -10,7 +10,7 @@ export KERNLEARN_DATA_MIRROR ?= $(MIRROR)
 endif
 KULIS   := configs/papers/kulis2006
 
-.PHONY: install run test bench kulis2006 kulis2006-fig1 kulis2006-fig2 kulis2006-fig2-vn kulis2006-gyrb-protocol tsuda2005 tsuda2005-fig2 tsuda2005-fig3 hu2013 hu2013-table2 hu2013-sdp-check zhang2012-compare zhang2012-fig1 zhang2012 reproduce reproduce-quick slurm-test clean
+.PHONY: install run test bench kulis2006 kulis2006-fig1 kulis2006-fig2 kulis2006-fig2-vn kulis2006-gyrb-protocol tsuda2005 tsuda2005-fig2 tsuda2005-fig3 hu2013 hu2013-table2 hu2013-sdp-check zhang2012-compare zhang2012-fig1 zhang2012 li2009 li2009-table3 li2009-table5 reproduce reproduce-quick slurm-test clean
 
 install: $(VENV)/.installed
 
@@ -48,6 +48,8 @@ T05      := $(RESULTS)/tsuda2005
 TSUDA    := configs/papers/tsuda2005
 H13      := $(RESULTS)/hu2013
 Z12      := $(RESULTS)/zhang2012
+LI       := configs/papers/li2009
+L09      := $(RESULTS)/li2009
 HU       := configs/papers/hu2013
 TABLES   := $(RESULTS)/tables
 FIGS     := $(RESULTS)/figures
@@ -181,7 +183,28 @@ zhang2012-compare: install        ## Zhang et al. 2012: SVM accuracy, Nystrom / 
 	$(KL) collect $(Z12)/rcond/compare_nystrom $(Z12)/rcond/compare_nystrom_prior -m svm_accuracy \
 	  --rows dataset --cols solver --prefix $(TABLES)/zhang2012_compare_svm_rcond $(call fill,zhang2012-compare-svm-rcond)
 
-reproduce: kulis2006 kulis2006-fig2-vn tsuda2005 hu2013 zhang2012   ## every paper target
+li2009: li2009-table3 li2009-table5
+
+li2009-table3: install            ## Li et al. 2009, Tables 3-4: iterations and seconds of trin / pr_cg along the path
+	$(RUN) $(LI)/table3_trin.yaml --out $(L09)/table3_trin
+	$(RUN) $(LI)/table3_pr_cg.yaml --out $(L09)/table3_pr_cg
+	$(KL) collect $(L09)/table3_trin -m iterations --rows dataset --cols solver.path \
+	  --prefix $(TABLES)/li2009_table3_iterations $(call fill,li2009-table3)
+	$(KL) collect $(L09)/table3_pr_cg -m iterations --rows dataset --cols solver.path \
+	  --prefix $(TABLES)/li2009_table4_iterations $(call fill,li2009-table4)
+	$(PY) benchmarks/li2009_path_times.py $(L09)/table3_trin $(L09)/table3_pr_cg
+
+li2009-table5: install            ## Li et al. 2009, Table 5: KPCA + 1-NN test error, four losses and the Laplacian
+	$(RUN) $(LI)/table5.yaml --out $(L09)/table5
+	$(RUN) $(LI)/table5_laplacian.yaml --out $(L09)/table5_laplacian
+	$(KL) collect $(L09)/table5 -m error_loo --rows dataset --cols solver.loss \
+	  --prefix $(TABLES)/li2009_table5 $(call fill,li2009-table5)
+	$(KL) collect $(L09)/table5_laplacian -m error --rows dataset --cols solver \
+	  --prefix $(TABLES)/li2009_table5_laplacian $(call fill,li2009-table5-laplacian)
+	$(KL) collect $(L09)/table5 -m error_best --rows dataset --cols solver.loss \
+	  --prefix $(TABLES)/li2009_table5_best $(call fill,li2009-table5-best)
+
+reproduce: kulis2006 kulis2006-fig2-vn tsuda2005 hu2013 zhang2012 li2009   ## every paper target
 
 reproduce-quick:                  ## the same with 3 seeds, into results/quick (README untouched)
 	$(MAKE) kulis2006 tsuda2005 hu2013 zhang2012 SEEDS='range(3)' RESULTS=results/quick README=

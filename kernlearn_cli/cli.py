@@ -72,7 +72,8 @@ def run(config: Path = typer.Argument(..., help="YAML experiment config."),
                 skipped += 1
             else:
                 done += 1
-                metrics = "  ".join(f"{k}={v:.4f}" for k, v in record["metrics"].items() if not k.endswith("_std"))
+                metrics = "  ".join(f"{k}={v:.4f}" for k, v in record["metrics"].items()
+                                    if not k.endswith("_std") and isinstance(v, (int, float)))
                 bar.console.print(f"[{cell.index}] {cell.id}: {record['solver']} {record['iterations']} it "
                                   f"{record['seconds']:.2f}s {'converged' if record['converged'] else 'NOT converged'}"
                                   f"  {metrics}", highlight=False, soft_wrap=True)

@@ -15,6 +15,7 @@ from threadpoolctl import threadpool_limits
 
 from . import __version__
 from .config import Cell, bind_cell
+from .errors import ConfigError
 from .io import FACTORS, RECORD, is_finished, write_factors, write_record
 
 
@@ -46,6 +47,26 @@ def _initial_factor(dataset_key: str, kernel_key: str) -> np.ndarray:
     G = kernels.get(name).func(_load_dataset(dataset_key), **params)
     G.setflags(write=False)
     return G
+
+
+def check_triplets(constraints, generator: str, solver: str, accepts: bool, where: str = "config") -> None:
+    """Refuse to hand triplet constraints (Li et al. 2009) to a solver registered without ``triplets=True``.
+
+    Raises
+    ------
+    ConfigError
+        Naming the constraint generator, the solver and the solvers that accept triplets.
+    """
+    if not constraints.has_triplets or accepts:
+        return
+    from .registry import solvers
+
+    able = [e.name for e in solvers.entries() if e.triplets]
+    valid = ", ".join(able) if able else "(none is installed)"
+    raise ConfigError(
+        f"{where}: constraint generator '{generator}' produced {len(constraints)} triplet constraints "
+        f"(d(i, j) - d(i, k), Li et al. 2009), but solver '{solver}' handles only pairwise constraints "
+        f"(dist_*/sim_*). Use a solver that accepts triplets: {valid}; or a pairwise constraint generator.")
 
 
 def blas_threads() -> int:
@@ -84,6 +105,7 @@ def _run_cell(cell: Cell, out_dir: Path, *, where: str, force: bool, progress: C
     constraints = gen.func(ds, G_ref, rng=component_rng(cell.seed, STREAM_CONSTRAINTS), **gen_params)
 
     solver, solver_params = bound["solver"]
+    check_triplets(constraints, gen.name, solver.name, solver.triplets, where)
     extra = {}
     sig = inspect.signature(solver.func).parameters
     if "dataset" in sig:

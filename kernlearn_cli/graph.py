@@ -9,6 +9,8 @@ is O(n k): no n x n matrix is ever formed.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import scipy.sparse as sp
 import scipy.sparse.csgraph  # noqa: F401  (makes sp.csgraph available)
@@ -31,7 +33,7 @@ def scale_features(X: np.ndarray, how: str) -> np.ndarray:
 
 
 def knn_laplacian(X: np.ndarray, *, neighbors: int = 5, sigma_neighbors: int = 10,
-                  kind: str = "normalized") -> tuple[sp.csr_matrix, dict]:
+                  kind: str = "normalized", bandwidth: str = "half_mean") -> tuple[sp.csr_matrix, dict]:
     """Graph Laplacian of the Gaussian-weighted k-NN graph of the rows of X.
 
     Parameters
@@ -41,6 +43,11 @@ def knn_laplacian(X: np.ndarray, *, neighbors: int = 5, sigma_neighbors: int = 1
         k of the k-NN graph (Hu & Kwok: 5; 50 on the adult sets).
     sigma_neighbors : int
         sigma = half the mean distance from each point to its ``sigma_neighbors`` nearest.
+    bandwidth : {"half_mean", "edge_mean"}
+        ``half_mean``: weights exp(-d^2 / (2 sigma^2)) with sigma half the mean distance to the
+        ``sigma_neighbors`` nearest (Hu & Kwok); ``edge_mean``: exp(-d^2 / s^2) with s^2 the mean
+        squared length of the ``neighbors`` nearest-neighbour edges (so a typical edge weighs
+        e^-1; used for Li et al.'s Laplacian pseudo-inverse).
     kind : {"normalized", "unnormalized"}
         ``normalized``: L = I - D^-1/2 W D^-1/2 (symmetric normalized Laplacian, eigenvalues
         in [0, 2]); ``unnormalized``: L = D - W.
@@ -65,12 +72,19 @@ def knn_laplacian(X: np.ndarray, *, neighbors: int = 5, sigma_neighbors: int = 1
     m = max(neighbors, sigma_neighbors)
     with config_context(working_memory=64):       # MB per distance chunk (sklearn's default is 1 GB)
         dist, idx = NearestNeighbors(n_neighbors=m).fit(X).kneighbors()    # the point itself excluded
-    sigma = 0.5 * float(dist[:, :sigma_neighbors].mean())
+    if bandwidth not in ("half_mean", "edge_mean"):
+        raise ConfigError(f"bandwidth must be 'half_mean' or 'edge_mean'; got '{bandwidth}'.")
+    d, j = dist[:, :neighbors], idx[:, :neighbors]
+    if bandwidth == "half_mean":
+        sigma = 0.5 * float(dist[:, :sigma_neighbors].mean())
+        denominator = 2.0 * sigma ** 2
+    else:
+        denominator = float(np.mean(d ** 2))
+        sigma = math.sqrt(denominator / 2.0)
     if not sigma > 0:
         raise ConfigError("the k-NN graph is degenerate: every point's nearest neighbours are duplicates of it "
                           "(sigma = 0). Remove duplicate rows or raise solver.sigma_neighbors.")
-    d, j = dist[:, :neighbors], idx[:, :neighbors]
-    w = np.exp(-d ** 2 / (2.0 * sigma ** 2))
+    w = np.exp(-d ** 2 / denominator)
     W = sp.csr_matrix((w.ravel(), j.ravel(), np.arange(0, n * neighbors + 1, neighbors)), shape=(n, n))
     W = W.maximum(W.T).tocsr()
     W.sort_indices()

@@ -41,7 +41,11 @@ def atomic_path(path: Path):
 
 def write_factors(path: Path, result: SolverResult, constraints: Constraints, labels, *,
                   solver: str, config: dict, seed: int, seconds: float) -> None:
-    """Write the factors file (contract): G, constraints, labels, attributes, solver extras."""
+    """Write the factors file (contract): G, constraints, labels, attributes, solver extras.
+
+    The ``constraints`` group holds ``i``, ``j``, ``kind`` (names), ``bound`` and, for a set of
+    triplet constraints only, ``k``.
+    """
     with atomic_path(path) as tmp, h5py.File(tmp, "w") as f:
         f.create_dataset("G", data=np.asarray(result.G, dtype=np.float64))
         g = f.create_group("constraints")
@@ -49,6 +53,8 @@ def write_factors(path: Path, result: SolverResult, constraints: Constraints, la
         g.create_dataset("j", data=constraints.j)
         g.create_dataset("kind", data=np.array(constraints.kind_names(), dtype="S7"))
         g.create_dataset("bound", data=constraints.bound)
+        if constraints.has_triplets:                      # triplet sets (Li et al. 2009): the third index
+            g.create_dataset("k", data=constraints.k)
         g.attrs["kinds"] = ",".join(KINDS)
         if labels is not None:
             f.create_dataset("labels", data=np.asarray(labels))
@@ -78,7 +84,8 @@ def read_factors(path: Path) -> dict:
         out = {k: f[k][()] for k in f if isinstance(f[k], h5py.Dataset)}
         g = f["constraints"]
         out["constraints"] = Constraints.from_lists(g["i"][()], g["j"][()],
-                                                    [k.decode() for k in g["kind"][()]], g["bound"][()])
+                                                    [k.decode() for k in g["kind"][()]], g["bound"][()],
+                                                    g["k"][()] if "k" in g else None)
         out["attrs"] = dict(f.attrs)
     return out
 

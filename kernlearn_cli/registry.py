@@ -35,9 +35,16 @@ def did_you_mean(name: str, valid) -> str:
 
 @dataclass
 class Entry:
+    """A registered component.
+
+    ``triplets`` (solvers only) says whether the solver accepts triplet constraints
+    (kind ``triplet``, Li et al. 2009); the runner refuses to hand triplets to one that does not.
+    """
+
     name: str
     func: Callable
     summary: str
+    triplets: bool = False
 
     def parameters(self) -> dict[str, inspect.Parameter]:
         return {p.name: p for p in inspect.signature(self.func).parameters.values()
@@ -51,12 +58,21 @@ class Registry:
         self.kind = kind
         self._entries: dict[str, Entry] = {}
 
-    def register(self, name: str):
+    def register(self, name: str, *, triplets: bool = False):
+        """Decorator registering ``func`` under ``name``.
+
+        Parameters
+        ----------
+        name : str
+            The name a config uses.
+        triplets : bool
+            For solvers: True when the solver accepts triplet constraints (``Constraints.k`` set).
+        """
         def deco(func):
             if name in self._entries:
                 raise RuntimeError(f"{self.kind} '{name}' registered twice")
             doc = inspect.getdoc(func) or ""
-            self._entries[name] = Entry(name, func, doc.split("\n\n")[0].replace("\n", " "))
+            self._entries[name] = Entry(name, func, doc.split("\n\n")[0].replace("\n", " "), triplets=triplets)
             return func
         return deco
 

@@ -27,7 +27,8 @@ _NOT_SETTINGS = {"cell", "seed", "converged", "constraints", "n", "rank0", TIMIN
 def load_records(roots: list[Path]) -> tuple[pd.DataFrame, int]:
     """All finished cells under ``roots`` as one row each, and the number of incomplete cells.
 
-    An incomplete cell is a folder with a factors file or temporary file but no record.
+    An incomplete cell is a folder with a factors file or temporary file but no record.  Metrics
+    that are lists (e.g. ``error_path``) stay in the records, out of the tables.
     """
     rows, incomplete, grid_keys = [], 0, set()
     for root in map(Path, roots):
@@ -42,7 +43,8 @@ def load_records(roots: list[Path]) -> tuple[pd.DataFrame, int]:
             row.setdefault("seed", rec["seed"])
             row.update(solver=rec["solver"], dataset=rec["dataset"], constraints=rec["constraints"],
                        n=rec["n"], rank0=rec["rank0"], converged=rec["converged"],
-                       **{k: rec[k] for k in (*SUMMARY, TIMING)}, **rec["metrics"])
+                       **{k: rec[k] for k in (*SUMMARY, TIMING)},
+                       **{k: v for k, v in rec["metrics"].items() if not isinstance(v, (list, dict))})
             rows.append(row)
         finished = {p.parent for p in root.rglob(RECORD)}
         started = {p.parent for pattern in (FACTORS, f".{FACTORS}.*.tmp", f".{RECORD}.*.tmp")

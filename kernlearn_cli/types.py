@@ -7,11 +7,16 @@ from typing import Any
 
 import numpy as np
 
-#: Constraint kinds and their integer codes (the order is part of the file format).
-#: ``dist_*`` constrain the squared feature-space distance K_ii + K_jj - 2 K_ij,
+#: Constraint kinds and their integer codes (the order is part of the file format: new kinds
+#: are appended at the end).
+#: ``dist_*`` constrain the squared feature-space distance d(i, j) = K_ii + K_jj - 2 K_ij,
 #: ``sim_*`` the similarity K_ij; ``le`` is <=, ``ge`` is >=, ``eq`` is =.
-KINDS = ("dist_le", "dist_ge", "sim_le", "sim_ge", "dist_eq", "sim_eq")
+#: ``triplet`` is the relative comparison of Li et al. (2009, Table 2): tr(K A_ijk) =
+#: d(i, j) - d(i, k) >= bound (normally 0), j the out-of-class and k the in-class neighbour of i.
+KINDS = ("dist_le", "dist_ge", "sim_le", "sim_ge", "dist_eq", "sim_eq", "triplet")
 KIND_CODE = {k: c for c, k in enumerate(KINDS)}
+#: The pairwise kinds (every kind but ``triplet``): what the pairwise solvers accept.
+PAIR_KINDS = tuple(k for k in KINDS if k != "triplet")
 
 
 @dataclass
@@ -36,7 +41,11 @@ class Dataset:
 
 @dataclass
 class Constraints:
-    """A set of c pairwise linear constraints tr(K A) (<=|>=|=) bound.
+    """A set of c linear constraints tr(K A) (<=|>=|=) bound on pairs or triplets of points.
+
+    A set holds either pairwise constraints only (``k`` is None) or triplets only (``k``
+    set, every kind ``triplet``); mixed sets are rejected, so code reading ``k`` never has
+    to look for placeholder rows.
 
     Attributes
     ----------
@@ -46,43 +55,98 @@ class Constraints:
         Codes into :data:`KINDS`.
     bound : float64 array (c,)
         Right-hand sides b.
+    k : int64 array (c,) or None
+        Third point of triplet constraints (Li et al. 2009, Table 2), whose matrix A_ijk has
+        the pattern [[0, -1, 1], [-1, 1, 0], [1, 0, -1]] on rows and columns (i, j, k), so
+        tr(K A_ijk) = d(i, j) - d(i, k); None for a set of pairwise constraints.
     """
 
     i: np.ndarray
     j: np.ndarray
     kind: np.ndarray
     bound: np.ndarray
+    k: np.ndarray | None = None
 
     def __post_init__(self):
         self.i = np.ascontiguousarray(self.i, dtype=np.int64)
         self.j = np.ascontiguousarray(self.j, dtype=np.int64)
         self.kind = np.ascontiguousarray(self.kind, dtype=np.int8)
         self.bound = np.ascontiguousarray(self.bound, dtype=np.float64)
+        c = len(self.i)
+        if not (len(self.j) == len(self.kind) == len(self.bound) == c):
+            raise ValueError(f"Constraints: i, j, kind and bound must have the same length, got "
+                             f"{len(self.i)}, {len(self.j)}, {len(self.kind)}, {len(self.bound)}.")
+        is_triplet = self.kind == KIND_CODE["triplet"]
+        if self.k is None:
+            if is_triplet.any():
+                raise ValueError("Constraints: rows of kind 'triplet' need the third index k.")
+        else:
+            self.k = np.ascontiguousarray(self.k, dtype=np.int64)
+            if len(self.k) != c:
+                raise ValueError(f"Constraints: k has length {len(self.k)}, expected {c}.")
+            if not is_triplet.all():
+                raise ValueError("Constraints: a set with a third index k must hold triplets only "
+                                 "(kind 'triplet' on every row); pairs and triplets do not mix.")
 
     def __len__(self) -> int:
         return int(self.i.shape[0])
 
     @classmethod
-    def from_lists(cls, i, j, kinds, bound) -> "Constraints":
+    def from_lists(cls, i, j, kinds, bound, k=None) -> "Constraints":
         """Build from kind names (``"dist_le"`` ...) rather than codes."""
-        return cls(i, j, np.array([KIND_CODE[k] for k in kinds], dtype=np.int8), bound)
+        return cls(i, j, np.array([KIND_CODE[name] for name in kinds], dtype=np.int8), bound, k)
+
+    @classmethod
+    def triplets(cls, i, j, k, bound=0.0) -> "Constraints":
+        """Triplet constraints d(i, j) - d(i, k) >= bound (default 0), kind ``triplet``.
+
+        Parameters
+        ----------
+        i, j, k : array_like of int (c,)
+            Anchor, out-of-class neighbour and in-class neighbour (0-based).
+        bound : float or array_like (c,)
+            Right-hand sides; Li et al. (2009) use 0 (the loss, not the bound, sets the margin).
+        """
+        i = np.asarray(i, dtype=np.int64)
+        c = i.shape[0]
+        return cls(i, j, np.full(c, KIND_CODE["triplet"], dtype=np.int8),
+                   np.broadcast_to(np.asarray(bound, dtype=np.float64), (c,)), k)
+
+    @property
+    def has_triplets(self) -> bool:
+        """True for a set of triplet constraints (``k`` is set)."""
+        return self.k is not None
+
+    def subset(self, rows) -> "Constraints":
+        """The constraints at ``rows`` (indices or a boolean mask), in that order, k included."""
+        return Constraints(self.i[rows], self.j[rows], self.kind[rows], self.bound[rows],
+                           None if self.k is None else self.k[rows])
 
     def kind_names(self) -> list[str]:
         return [KINDS[c] for c in self.kind]
 
     def values(self, G: np.ndarray) -> np.ndarray:
-        """tr(K A) for every constraint, with K = G G^T (O(c r))."""
+        """tr(K A) for every constraint, with K = G G^T (O(c r)).
+
+        d(i, j) for ``dist_*``, K_ij for ``sim_*`` and d(i, j) - d(i, k) for ``triplet``.
+        """
         gi, gj = G[self.i], G[self.j]
         dist = np.einsum("ij,ij->i", gi - gj, gi - gj)
+        if self.k is not None:                    # triplets only (see the class docstring)
+            gk = G[self.k]
+            return dist - np.einsum("ij,ij->i", gi - gk, gi - gk)
         sim = np.einsum("ij,ij->i", gi, gj)
         is_dist = np.isin(self.kind, [KIND_CODE["dist_le"], KIND_CODE["dist_ge"], KIND_CODE["dist_eq"]])
         return np.where(is_dist, dist, sim)
 
     def violations(self, G: np.ndarray) -> np.ndarray:
-        """Amount by which each constraint is violated (0 when met), same units as bound."""
+        """Amount by which each constraint is violated (0 when met), same units as bound.
+
+        ``triplet`` rows count as >= (d(i, j) - d(i, k) below the bound is a violation).
+        """
         v = self.values(G)
         le = np.isin(self.kind, [KIND_CODE["dist_le"], KIND_CODE["sim_le"]])
-        ge = np.isin(self.kind, [KIND_CODE["dist_ge"], KIND_CODE["sim_ge"]])
+        ge = np.isin(self.kind, [KIND_CODE["dist_ge"], KIND_CODE["sim_ge"], KIND_CODE["triplet"]])
         return np.where(le, np.maximum(v - self.bound, 0.0),
                         np.where(ge, np.maximum(self.bound - v, 0.0), np.abs(v - self.bound)))
 
@@ -95,7 +159,8 @@ class SolverResult:
     per-iteration sequences (e.g. ``dual_change``); ``info`` holds scalars that
     are written as attributes of the factors file and into the cell's record.
     ``arrays`` holds extra datasets the factors file must store so the objective
-    can be recomputed from the file alone (solver-specific, may be empty).
+    can be recomputed from the file alone (solver-specific, may be empty); ``path``
+    the factors along a regularization path, in memory only.
     """
 
     G: np.ndarray
@@ -105,3 +170,6 @@ class SolverResult:
     history: dict[str, Any] = field(default_factory=dict)
     info: dict[str, Any] = field(default_factory=dict)
     arrays: dict[str, np.ndarray] = field(default_factory=dict)
+    #: (gamma, G) of every point of a regularization path, kept in memory for the evaluators
+    #: (solver option ``keep_path``); not written to the factors file.
+    path: list = field(default_factory=list)

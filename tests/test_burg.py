@@ -8,12 +8,12 @@ import pytest
 
 from kernlearn_cli.errors import ConfigError, InfeasibleError
 from kernlearn_cli.solvers.burg import burg
-from kernlearn_cli.types import KINDS, Constraints
+from kernlearn_cli.types import PAIR_KINDS, Constraints
 
 from reference import burg_divergence_dense, burg_convex_reference
 
 
-def feasible_instance(seed, n=40, r=6, c=25, kinds=KINDS, full_rank=False):
+def feasible_instance(seed, n=40, r=6, c=25, kinds=PAIR_KINDS, full_rank=False):
     """Random G0 and constraints that a known K* = G0 M* G0^T satisfies (so a solution exists)."""
     rng = np.random.default_rng(seed)
     G0 = rng.standard_normal((n, n if full_rank else r))

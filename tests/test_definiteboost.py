@@ -19,14 +19,14 @@ import yaml
 from kernlearn_cli.constraints.threshold import threshold_pairs
 from kernlearn_cli.errors import ConfigError, DataError, InfeasibleError
 from kernlearn_cli.solvers.definiteboost import _rank_one, definiteboost, kernel_from_dual
-from kernlearn_cli.types import KINDS, Constraints, Dataset
+from kernlearn_cli.types import KINDS, PAIR_KINDS, Constraints, Dataset
 
 from conftest import gyrb_standin, kernlearn
 
 ALL = ("approximate", "exact")
 
 
-def instance(seed, n=10, c=14, kinds=KINDS, rank=None):
+def instance(seed, n=10, c=14, kinds=PAIR_KINDS, rank=None):
     """Identity (or rank-`rank`) start and constraints met by a known kernel T with tr T = tr K0."""
     rng = np.random.default_rng(seed)
     if rank is None:

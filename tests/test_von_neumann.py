@@ -8,7 +8,7 @@ import pytest
 from kernlearn_cli.errors import ConfigError, InfeasibleError
 from kernlearn_cli.solvers import _von_neumann_kernels as _k
 from kernlearn_cli.solvers.von_neumann import von_neumann
-from kernlearn_cli.types import KINDS, Constraints
+from kernlearn_cli.types import PAIR_KINDS, Constraints
 
 from reference import von_neumann_dual_reference
 from test_burg import feasible_instance, relative_violation
@@ -21,7 +21,7 @@ DIST = ["dist_le", "dist_ge", "dist_eq"]
 @pytest.mark.parametrize("kinds", ["distance", "all"])
 def test_matches_dense_dual_reference(seed, full_rank, kinds):
     # "all": distance and similarity constraints (off-diagonal K_ij are the rank-two updates)
-    G0, C = feasible_instance(seed, n=30 if full_rank else 40, c=12, kinds=DIST if kinds == "distance" else KINDS,
+    G0, C = feasible_instance(seed, n=30 if full_rank else 40, c=12, kinds=DIST if kinds == "distance" else PAIR_KINDS,
                               full_rank=full_rank)
     res = von_neumann(G0, C, tol=1e-9)
     K, K0 = res.G @ res.G.T, G0 @ G0.T

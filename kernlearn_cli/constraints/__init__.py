@@ -5,4 +5,4 @@ the initial kernel by default, or the kernel named by the generator's
 ``reference`` key (e.g. the GyrB target kernel when K0 is the scaled identity).
 """
 
-from . import labeled, must_cannot, pairs, streams, threshold  # noqa: F401
+from . import labeled, must_cannot, pairs, streams, threshold, triplets  # noqa: F401

@@ -10,10 +10,11 @@ from ..types import KIND_CODE, Constraints
 
 
 def labeled_indices(constraints: Constraints) -> np.ndarray:
-    """The labeled set of a :func:`labeled_subset` constraint set: the sorted unique indices
-    appearing in ``constraints.i`` or ``constraints.j`` (int64)."""
-    return np.unique(np.concatenate([np.asarray(constraints.i, dtype=np.int64),
-                                     np.asarray(constraints.j, dtype=np.int64)]))
+    """The labeled set of a constraint set: the sorted unique indices appearing in
+    ``constraints.i`` or ``constraints.j`` (and ``constraints.k`` for triplets, e.g. from
+    ``neighbor_triplets``), as int64 -- for :func:`labeled_subset` exactly its labeled points."""
+    cols = [constraints.i, constraints.j] + ([constraints.k] if constraints.has_triplets else [])
+    return np.unique(np.concatenate([np.asarray(c, dtype=np.int64) for c in cols]))
 
 
 def _class_name(ds, c) -> str:

@@ -8,7 +8,7 @@ import numpy as np
 
 from ..errors import ConfigError, DataError
 from ..registry import constraints
-from ..types import KIND_CODE, KINDS, Constraints
+from ..types import KIND_CODE, PAIR_KINDS, Constraints
 
 
 def sample_pairs(n: int, count: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
@@ -71,10 +71,18 @@ def idealized_pairs(ds, G_ref, *, rng, count: int = 100, epsilon: float = 0.25) 
 
 @constraints.register("from_file")
 def from_file(ds, G_ref, *, rng, path: str) -> Constraints:
-    """Constraints from a CSV file with header ``i,j,kind,bound`` (0-based indices).
+    """Constraints from a CSV file: pairs (header ``i,j,kind,bound``) or triplets (header ``i,j,k``).
 
-    kind is one of dist_le, dist_ge, sim_le, sim_ge (and dist_eq, sim_eq for equalities):
-    dist constrains K_ii + K_jj - 2 K_ij, sim constrains K_ij.
+    Pairs: kind is one of dist_le, dist_ge, sim_le, sim_ge (and dist_eq, sim_eq for
+    equalities): dist constrains K_ii + K_jj - 2 K_ij, sim constrains K_ij.
+
+    Triplets (Li et al. 2009, Table 2): each row i,j,k asks d(i, j) - d(i, k) >= 0 (kind
+    ``triplet``), i.e. point i is to end up closer to k (its in-class neighbour) than to j (its
+    out-of-class neighbour); the three indices of a row must differ.  Only solvers that accept
+    triplets can use them.
+
+    Indices are 0-based rows of the dataset.  Error messages name the file and the 1-based data
+    row (the first row after the header is data row 1, line 2 of the file).
     """
     import pandas as pd
 
@@ -82,24 +90,27 @@ def from_file(ds, G_ref, *, rng, path: str) -> Constraints:
     if not p.is_file():
         raise DataError(f"constraints.path: file '{path}' not found.")
     try:
-        df = pd.read_csv(p, dtype={"kind": str})
+        df = pd.read_csv(p, dtype=str, keep_default_na=False)
     except Exception as exc:  # noqa: BLE001 - any parse failure is the user's file
         raise DataError(f"constraints file '{path}': cannot be read as CSV ({exc}).") from None
-    if list(df.columns) != ["i", "j", "kind", "bound"]:
-        raise DataError(f"constraints file '{path}': header must be 'i,j,kind,bound', got '{','.join(map(str, df.columns))}'.")
-    for col in ("i", "j"):
-        if len(df) and not pd.api.types.is_integer_dtype(df[col]):
-            raise DataError(f"constraints file '{path}': column '{col}' must hold integers.")
-    bad_kind = ~df["kind"].isin(KINDS)
+    header = [str(c) for c in df.columns]
+    if header == ["i", "j", "k"]:
+        return _triplets_from_frame(df, path, ds)
+    if header != ["i", "j", "kind", "bound"]:
+        raise DataError(f"constraints file '{path}': header must be 'i,j,kind,bound' (pairs) or 'i,j,k' "
+                        f"(triplets), got '{','.join(header)}'.")
+    ij = _integer_columns(df, ["i", "j"], path)
+    bad_kind = ~df["kind"].isin(PAIR_KINDS)
     if bad_kind.any():
         row = int(np.flatnonzero(bad_kind)[0])
+        hint = (" Triplets go in a file of their own with header 'i,j,k'." if df["kind"].iloc[row] == "triplet"
+                else "")
         raise DataError(f"constraints file '{path}', row {row + 2}: kind '{df['kind'].iloc[row]}' is not one of "
-                        f"{', '.join(KINDS)}.")
+                        f"{', '.join(PAIR_KINDS)}.{hint}")
     bound = pd.to_numeric(df["bound"], errors="coerce").to_numpy(dtype=np.float64)
     if not np.all(np.isfinite(bound)):
         row = int(np.flatnonzero(~np.isfinite(bound))[0])
         raise DataError(f"constraints file '{path}', row {row + 2}: bound '{df['bound'].iloc[row]}' is not a finite number.")
-    ij = df[["i", "j"]].to_numpy(dtype=np.int64)
     out = (ij < 0) | (ij >= ds.n)
     if out.any():
         row = int(np.flatnonzero(out.any(axis=1))[0])
@@ -107,3 +118,39 @@ def from_file(ds, G_ref, *, rng, path: str) -> Constraints:
                         f"dataset '{ds.name}' has {ds.n} points (valid indices 0..{ds.n - 1}).")
     return Constraints.from_lists(ij[:, 0], ij[:, 1], df["kind"].tolist(), bound)
 
+
+def _integer_columns(df, cols: list[str], path: str, rows: str = "row") -> np.ndarray:
+    """The columns ``cols`` of a string frame as an int64 (len, len(cols)) array; the first cell
+    that is not a plain integer raises :class:`DataError` naming its row (``rows``: "row" counts
+    file lines, "data row" counts from 1 after the header) and column."""
+    out = np.zeros((len(df), len(cols)), dtype=np.int64)
+    for c, col in enumerate(cols):
+        text = df[col].astype(str).str.strip()
+        ok = text.str.fullmatch(r"[+-]?\d+")
+        if not ok.all():
+            r = int(np.flatnonzero(~ok.to_numpy())[0])
+            where = f"data row {r + 1} (line {r + 2})" if rows == "data row" else f"row {r + 2}"
+            raise DataError(f"constraints file '{path}', {where}: column '{col}' must hold integers "
+                            f"(0-based point indices), got '{df[col].iloc[r]}'.")
+        out[:, c] = text.astype(np.int64).to_numpy() if len(df) else []
+    return out
+
+
+def _triplets_from_frame(df, path: str, ds) -> Constraints:
+    """Triplet constraints (kind ``triplet``, bound 0) from an ``i,j,k`` frame, validated row by row."""
+    ijk = _integer_columns(df, ["i", "j", "k"], path, rows="data row")
+    # first offending row over all checks, so the message is about the earliest mistake in the file
+    out = (ijk < 0) | (ijk >= ds.n)
+    repeated = (ijk[:, 0] == ijk[:, 1]) | (ijk[:, 0] == ijk[:, 2]) | (ijk[:, 1] == ijk[:, 2])
+    bad = out.any(axis=1) | repeated
+    if bad.any():
+        r = int(np.flatnonzero(bad)[0])
+        where = f"constraints file '{path}', data row {r + 1} (line {r + 2})"
+        i, j, k = (int(v) for v in ijk[r])
+        if out[r].any():
+            col = "ijk"[int(np.flatnonzero(out[r])[0])]
+            raise DataError(f"{where}: {col} = {int(ijk[r][out[r]][0])} is out of range; dataset '{ds.name}' has "
+                            f"{ds.n} points (valid indices 0..{ds.n - 1}).")
+        raise DataError(f"{where}: triplet (i, j, k) = ({i}, {j}, {k}) repeats an index; the anchor i, the "
+                        "out-of-class point j and the in-class point k must be three different points.")
+    return Constraints.triplets(ijk[:, 0], ijk[:, 1], ijk[:, 2])

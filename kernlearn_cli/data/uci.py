@@ -122,9 +122,10 @@ def breast_cancer_wisconsin(*, missing: str = "drop") -> Dataset:
     Parameters
     ----------
     missing : {"drop", "impute"}
-        ``drop`` removes the 16 rows with ``?`` (683 remain: 444 benign, 239
-        malignant); ``impute`` replaces each ``?`` with the median of its column's
-        known values.
+        ``drop`` (the default) removes the 16 rows with ``?`` (683 remain: 444 benign,
+        239 malignant); ``impute`` keeps all 699 rows and replaces each ``?`` with the
+        median of its column's known values. Li et al. (2009) use all 699 rows
+        (``missing: impute`` gives that size; the paper does not say how it filled the gaps).
     """
     check_choice("breast_cancer_wisconsin", "missing", missing, ["drop", "impute"])
     path = fetch("breast_cancer_wisconsin")["breast-cancer-wisconsin.data"]

@@ -4,4 +4,4 @@ All of them work on the rows of G: feature-space distances under K are the
 Euclidean distances between rows of G, and kernel k-means on K is k-means on them.
 """
 
-from . import clustering, knn, supervised  # noqa: F401
+from . import clustering, knn, kpca, supervised  # noqa: F401

@@ -1,3 +1,3 @@
 """Solvers: one module per method family; compiled inner loops live beside them (``_*_kernels.py``)."""
 
-from . import admm, baseline, burg, definiteboost, meg, nystrom, pcp_sdp, von_neumann  # noqa: F401
+from . import admm, baseline, burg, definiteboost, meg, nystrom, pcp_sdp, trin, von_neumann  # noqa: F401

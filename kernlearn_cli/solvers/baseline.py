@@ -8,7 +8,12 @@ from ..registry import solvers
 from ..types import Constraints, SolverResult
 
 
-@solvers.register("initial")
+@solvers.register("initial", triplets=True)
 def initial(G0: np.ndarray, constraints: Constraints) -> SolverResult:
-    """Baseline: K = K0 (ignores the constraints); the row every table compares against."""
+    """Baseline: K = K0 (ignores the constraints); the row every table compares against.
+
+    Accepts any constraint set, triplets included: with ``laplacian_pinv`` and ``kpca_1nn_error``
+    it is the Laplacian-eigenmap baseline of Li et al. (2009, Table 5), whose labels are used only
+    by the 1-NN classifier.
+    """
     return SolverResult(G=np.array(G0, dtype=np.float64), objective=0.0, iterations=0, converged=True)

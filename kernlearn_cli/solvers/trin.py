@@ -1,0 +1,751 @@
+r"""Kernel learning by unconstrained optimization (Li, Fu, Dai, Sminchisescu & Wang, AISTATS 2009).
+
+.. math::
+
+    f(K) = w \sum_{i=1}^c \psi(\operatorname{tr}(K A_i)) + D_{ld}(K, K_0), \qquad w = \gamma / m
+    \ \text{(or } \gamma\text{)},                                                          \quad (3)
+
+    \nabla f = w \sum_i \psi'(x_i) A_i + K_0^{-1} - K^{-1}, \qquad x_i = \operatorname{tr}(K A_i), \quad (4)
+
+    H(\Delta) = w \sum_i \psi''(x_i) \operatorname{tr}(\Delta A_i) A_i + K^{-1} \Delta K^{-1}.   \quad (5)
+
+The LogDet divergence is a barrier, so f is minimised without constraints.  Two solvers:
+
+* ``trin`` -- trust-region inexact Newton (Sec. 3): the Newton equation H(D) = -∇f is solved
+  by the preconditioned CG of Table 1 (preconditioner Δ ↦ KΔK, the inverse of the LogDet part
+  of H) inside a Frobenius-norm trust region, stopped at ‖R‖ < ν_k ‖∇f‖ with
+  ν_k = min(0.5, √‖∇f‖) (Sec. 4.1); the radius follows Nocedal & Wright, Alg. 4.1.
+* ``pr_cg`` -- the Polak-Ribière⁺ nonlinear CG baseline of Sec. 6.2, with an exact line search
+  that stays inside the PD cone (the LogDet term along K + tD is Σ log(1 + t μ_j)).
+
+The constraint matrices A_i (Table 2) are never formed: each tr(K A_i) is a signed sum of at
+most four kernel entries (triplet: d(i,j) − d(i,k) = K_jj − K_kk − 2K_ij + 2K_ik; ITML pair:
+d(i,j); Hoi pair: 2T K_ij), kept as a sparse c × E matrix C over the E distinct entries, so
+x = C k_E and Σ_i a_i A_i is the symmetric matrix with entries Cᵀa — O(c) per product.  A
+gradient or a Hessian product therefore costs O(n³ + c) (Sec. 4.2).
+
+K0 = G0 G0ᵀ may be rank deficient (footnote 2: the pseudo-inverse on the range).  With r < n
+the unknown is the r × r matrix X with K = G0 X G0ᵀ, and D_ld(K, K0) = tr X − log det X − r.
+When r is close to n and every A_i annihilates the null space N of K0 (triplets and distance
+pairs on a connected graph Laplacian's pseudo-inverse, N = 1/√n), the n × n problem with
+K0 + s NNᵀ is solved instead: its minimiser is K* + s NNᵀ exactly, and no basis change is needed.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+import scipy.linalg as sla
+import scipy.sparse as sp
+
+from ..errors import ConfigError, DataError
+from ..kernels import full_column_rank
+from ..registry import solvers
+from ..types import KIND_CODE, Constraints, SolverResult
+
+LOSSES = ("log", "lmnn", "linear", "itml", "hoi")
+TRIPLET_LOSSES = ("log", "lmnn", "linear")
+
+
+# ---- losses (Table 2) -------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Loss:
+    """ψ and its first two derivatives, vectorised over the constraints."""
+
+    name: str
+    psi: Callable[[np.ndarray], np.ndarray]
+    d1: Callable[[np.ndarray], np.ndarray]
+    d2: Callable[[np.ndarray], np.ndarray]
+
+
+def _expit(z):
+    return 0.5 * (1.0 + np.tanh(0.5 * z))
+
+
+def log_loss() -> Loss:
+    """ψ(x) = log(1 + e^{−2x})."""
+    return Loss("log", lambda x: np.logaddexp(0.0, -2.0 * x), lambda x: -2.0 * _expit(-2.0 * x),
+                lambda x: 4.0 * _expit(2.0 * x) * _expit(-2.0 * x))
+
+
+def smooth_hinge(t: float = 0.7, name: str = "lmnn") -> Loss:
+    """The C¹ surrogate (8) of max(1 − x, 0): linear below t, quadratic on (t, 1], zero above."""
+    if not -1.0 < t < 1.0:
+        raise ConfigError(f"solver.t must be in (-1, 1) (the smooth hinge (8) of Li et al.); got {t}.")
+    a, q = 4.0 / (3.0 + t), 2.0 / ((1.0 - t) * (3.0 + t))
+
+    def psi(x):
+        return np.where(x <= t, (2.0 + 2.0 * t) / (3.0 + t) - a * x, np.where(x <= 1.0, q * (1.0 - x) ** 2, 0.0))
+
+    def d1(x):
+        return np.where(x <= t, -a, np.where(x <= 1.0, -2.0 * q * (1.0 - x), 0.0))
+
+    def d2(x):
+        return np.where((x > t) & (x <= 1.0), 2.0 * q, 0.0)
+
+    return Loss(name, psi, d1, d2)
+
+
+def linear_loss() -> Loss:
+    """ψ(x) = −x (Li et al. 2007)."""
+    return Loss("linear", lambda x: -x, lambda x: -np.ones_like(x), lambda x: np.zeros_like(x))
+
+
+def itml_loss(bound: np.ndarray, similar: np.ndarray) -> Loss:
+    """Davis et al.'s loss: x/b − log(x/b) − 1 where the pair violates its threshold b
+    (x > u for a similar pair, x < l for a dissimilar one), 0 otherwise."""
+    b = np.asarray(bound, dtype=np.float64)
+    s = np.where(similar, 1.0, -1.0)
+
+    def active(x):
+        return s * (x - b) > 0.0
+
+    def psi(x):
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return np.where(active(x), x / b - np.log(x / b) - 1.0, 0.0)
+
+    def d1(x):
+        with np.errstate(divide="ignore"):
+            return np.where(active(x), 1.0 / b - 1.0 / x, 0.0)
+
+    def d2(x):
+        with np.errstate(divide="ignore"):
+            return np.where(active(x), 1.0 / (x * x), 0.0)
+
+    return Loss("itml", psi, d1, d2)
+
+
+# ---- the constraint operator ------------------------------------------------------------
+
+class TraceMap:
+    """x = (tr(K A_1), ..., tr(K A_c)) for K = B X Bᵀ (B = G0, or B = I when ``basis`` is None).
+
+    The A_i are held as a sparse c × E matrix ``C`` over E distinct entries (a_e <= b_e) of K,
+    so tr(K A_i) = Σ_e C_ie K_{a_e b_e} and Σ_i α_i A_i = Σ_e (Cᵀα)_e E_e, with
+    E_e = (e_a e_bᵀ + e_b e_aᵀ)/2 (e_a e_aᵀ on the diagonal).
+    """
+
+    def __init__(self, n: int, rows, a, b, coef, c: int, basis: np.ndarray | None):
+        a, b = np.minimum(a, b), np.maximum(a, b)
+        key, inv = np.unique(a * n + b, return_inverse=True)
+        self.a, self.b = key // n, key % n
+        self.C = sp.csr_matrix((coef, (rows, inv.ravel())), shape=(c, key.size))
+        self.CT = self.C.T.tocsr()
+        self.n, self.basis = n, basis
+
+    def entries(self, X: np.ndarray) -> np.ndarray:
+        """K_{a_e b_e} for all distinct entries e."""
+        B = self.basis
+        if B is None:
+            return X[self.a, self.b]
+        T = B @ X
+        out = np.empty(self.a.size)
+        for s in range(0, self.a.size, 8192):          # O(E r) in blocks, no n x n matrix
+            e = slice(s, s + 8192)
+            out[e] = np.einsum("ij,ij->i", T[self.a[e]], B[self.b[e]])
+        return out
+
+    def values(self, X: np.ndarray) -> np.ndarray:
+        return self.C @ self.entries(X)
+
+    def adjoint(self, alpha: np.ndarray):
+        """Σ_i α_i A_i in the working coordinates: sparse n x n (B = I) or dense r x r (Bᵀ S B)."""
+        w = self.CT @ alpha
+        half = 0.5 * w
+        S = sp.csr_matrix((np.concatenate([half, half]), (np.concatenate([self.a, self.b]),
+                                                          np.concatenate([self.b, self.a]))),
+                          shape=(self.n, self.n))
+        if self.basis is None:
+            return S
+        return self.basis.T @ (S @ self.basis)
+
+
+def _dense(S) -> np.ndarray:
+    return S.toarray() if sp.issparse(S) else S
+
+
+def _sandwich(X: np.ndarray, S) -> np.ndarray:
+    """X S X for a sparse or dense symmetric S."""
+    if sp.issparse(S):
+        return X @ np.asarray(S @ X)
+    return X @ S @ X
+
+
+# ---- the problem ------------------------------------------------------------------------
+
+@dataclass
+class Problem:
+    """f(X) in working coordinates: K = X (``op.basis`` None) or K = G0 X G0ᵀ.
+
+    ``K0inv`` is the inverse of the (shifted) initial kernel in the first case and None (the
+    identity) in the second, where D_ld(K, K0) = tr X − log det X − r.
+    """
+
+    op: TraceMap
+    loss: Loss
+    w: float
+    K0inv: np.ndarray | None
+    logdet_K0: float
+
+    @property
+    def dim(self) -> int:
+        return self.op.n if self.op.basis is None else self.op.basis.shape[1]
+
+    def trace_K0inv(self, X) -> float:
+        return float(np.trace(X)) if self.K0inv is None else float(np.vdot(X, self.K0inv))
+
+    def value(self, X: np.ndarray, logdet_X: float, x: np.ndarray) -> float:
+        return float(self.w * np.sum(self.loss.psi(x)) + self.trace_K0inv(X) - logdet_X + self.logdet_K0 - self.dim)
+
+    def gradient(self, Xinv: np.ndarray, x: np.ndarray) -> np.ndarray:
+        """(4): w Σ ψ'(x_i) A_i + K0⁻¹ − K⁻¹."""
+        G = _dense(self.op.adjoint(self.w * self.loss.d1(x)))
+        G += np.eye(self.dim) if self.K0inv is None else self.K0inv
+        G -= Xinv
+        return G
+
+    def hessian_loss(self, P: np.ndarray, d2: np.ndarray):
+        """H_F(P) = w Σ ψ''(x_i) tr(P A_i) A_i, the first part of (5) (sparse when K = X)."""
+        return self.op.adjoint(self.w * d2 * self.op.values(P))
+
+
+def chol(X: np.ndarray):
+    """(lower Cholesky factor, log det X), or None when X is not positive definite."""
+    L, info = sla.lapack.dpotrf(X, lower=1, clean=1, overwrite_a=0)
+    if info != 0:
+        return None
+    return L, 2.0 * float(np.sum(np.log(np.diag(L))))
+
+
+def inverse_from_chol(L: np.ndarray) -> np.ndarray:
+    Xinv, info = sla.lapack.dpotri(L, lower=1)
+    if info != 0:
+        raise np.linalg.LinAlgError("dpotri failed")
+    return np.tril(Xinv) + np.tril(Xinv, -1).T
+
+
+@dataclass
+class _State:
+    X: np.ndarray
+    L: np.ndarray
+    Xinv: np.ndarray
+    x: np.ndarray
+    f: float
+    G: np.ndarray
+
+
+def _state(prob: Problem, X: np.ndarray) -> _State | None:
+    """Objective, inverse and gradient at X, or None when X is not positive definite."""
+    c = chol(X)
+    if c is None:
+        return None
+    L, logdet = c
+    x = prob.op.values(X)
+    Xinv = inverse_from_chol(L)
+    return _State(X, L, Xinv, x, prob.value(X, logdet, x), prob.gradient(Xinv, x))
+
+
+# ---- TRIN -------------------------------------------------------------------------------
+
+def steihaug_pcg(prob: Problem, s: _State, radius: float, nu: float, max_cg: int, natural: bool):
+    """Table 1: preconditioned CG on H(Z) = −∇f inside the trust region ‖Z‖ <= radius.
+
+    Preconditioned residual Y = K R K; Q = K⁻¹ P K⁻¹ is carried by its own recurrence so that
+    H(P) = H_F(P) + Q needs no inverse.  The norm is ‖·‖_F (eq. 7) or, with ``natural``, the
+    preconditioner's norm ‖Z‖_K = ‖K^{-1/2} Z K^{-1/2}‖_F (Nocedal & Wright, Sec. 7.2), in which
+    the stopping test becomes <R, KRK>^{1/2} < ν <∇f, K∇fK>^{1/2}; ‖Z‖_K² = <Z, K⁻¹ZK⁻¹> is kept
+    from the Q's.  Returns (Z, H(Z), CG steps, hit the boundary, ‖Z‖).
+    """
+    X, G = s.X, s.G
+    d2 = prob.loss.d2(s.x)
+    Z, HZ = np.zeros_like(G), np.zeros_like(G)
+    ZQ = np.zeros_like(G) if natural else Z    # K^-1 Z K^-1 (natural norm only)
+    R = G.copy()                       # residual H(Z) + ∇f
+    Y = X @ G @ X                      # K R K
+    P, Q = -Y, -R
+    ry = float(np.vdot(R, Y))
+    if not ry > 0:                     # <∇f, K∇fK> <= 0 only in rounding (K near singular): no step
+        return Z, HZ, 0, False, 0.0
+    target = nu * (math.sqrt(ry) if natural else np.linalg.norm(G))
+    inner = (lambda A, B, AQ, BQ: float(np.vdot(A, BQ))) if natural else (lambda A, B, AQ, BQ: float(np.vdot(A, B)))
+    for step in range(1, max_cg + 1):
+        HF = prob.hessian_loss(P, d2)
+        HP = _dense(HF) + Q
+        alpha = ry / float(np.vdot(P, HP))
+        zz, zp, pp = inner(Z, Z, ZQ, ZQ), inner(Z, P, ZQ, Q), inner(P, P, Q, Q)
+        if zz + 2 * alpha * zp + alpha * alpha * pp >= radius * radius:   # boundary: ‖Z + τP‖ = radius
+            tau = (-zp + math.sqrt(max(zp * zp + pp * (radius * radius - zz), 0.0))) / pp
+            return Z + tau * P, HZ + tau * HP, step, True, radius
+        Z, HZ = Z + alpha * P, HZ + alpha * HP
+        if natural:
+            ZQ = ZQ + alpha * Q
+        R += alpha * HP
+        if not natural and np.linalg.norm(R) < target:
+            return Z, HZ, step, False, math.sqrt(inner(Z, Z, ZQ, ZQ))
+        Y += alpha * (_sandwich(X, HF) + P)            # K R_{j+1} K = Y_j + α (K H_F(P) K + P)
+        ry_next = float(np.vdot(R, Y))
+        if natural and math.sqrt(max(ry_next, 0.0)) < target:
+            return Z, HZ, step, False, math.sqrt(inner(Z, Z, ZQ, ZQ))
+        beta, ry = ry_next / ry, ry_next
+        P = -Y + beta * P
+        Q = -R + beta * Q
+    return Z, HZ, max_cg, False, math.sqrt(inner(Z, Z, ZQ, ZQ))
+
+
+def natural_norm(s: _State) -> float:
+    """‖K^{1/2} ∇f K^{1/2}‖_F, the gradient in the metric of the LogDet Hessian (scale free)."""
+    M = s.L.T @ s.G @ s.L
+    return float(np.linalg.norm(M))
+
+
+def trin_solve(prob: Problem, X0: np.ndarray, *, tol: float, max_iter: int, max_cg: int = 500,
+               trust_norm: str = "frobenius", callback: Callable | None = None):
+    """Trust-region inexact Newton from X0 (PD).  Returns (state, stats, history).
+
+    ``trust_norm`` "frobenius" is eq. (7) and Table 1 as printed: ‖Z‖_F <= Δ, ν_k = min(0.5,
+    √‖∇f‖_F), first radius ‖K∇fK‖_F.  "natural" measures the step, the forcing term and the
+    residual in the preconditioner's metric instead (scale free: the same iterates for K0 and
+    c K0), with first radius 1, inside which K + Z is always positive definite."""
+    s = _state(prob, X0)
+    if s is None:
+        raise DataError("trin: the starting kernel is not positive definite on the range of K0.")
+    hist = {k: [] for k in ("objective", "grad_norm", "cg_steps", "radius", "rho", "seconds")}
+    t0 = time.perf_counter()
+    cg_total, converged, it = 0, False, 0
+    gn = natural_norm(s)
+    natural = trust_norm == "natural"
+    radius = 1.0 if natural else max(np.linalg.norm(s.X @ s.G @ s.X), 1e-8 * np.linalg.norm(s.X))
+    floor = 1e-15 if natural else 1e-15 * np.linalg.norm(s.X)
+    while True:
+        if gn <= tol:
+            converged = True
+            break
+        if it >= max_iter:
+            break
+        it += 1
+        nu = min(0.5, math.sqrt(gn if natural else np.linalg.norm(s.G)))  # Sec. 4.1
+        Z, HZ, steps, hit, znorm = steihaug_pcg(prob, s, radius, nu, max_cg, natural)
+        cg_total += steps
+        pred = -(float(np.vdot(s.G, Z)) + 0.5 * float(np.vdot(Z, HZ)))  # m(0) - m(Z), model (7)
+        Xt = s.X + Z
+        Xt = 0.5 * (Xt + Xt.T)
+        trial = _state(prob, Xt) if pred > 0 else None                   # Cholesky = PD check
+        rho = (s.f - trial.f) / pred if trial is not None else -math.inf
+        if trial is not None and pred <= 1e-11 * max(abs(s.f), 1.0):     # f cannot resolve the decrease:
+            rho = 1.0 if natural_norm(trial) < gn else 0.0               # judge by the gradient instead
+        if rho < 0.25:                                                   # N&W Alg. 4.1
+            radius = 0.25 * znorm
+        elif rho > 0.75 and hit:
+            radius = 2.0 * radius
+        if rho > 1e-4:
+            s = trial
+            gn = natural_norm(s)                                         # (recomputed: cheap next to CG)
+        for key, v in (("objective", s.f), ("grad_norm", gn), ("cg_steps", steps), ("radius", radius),
+                       ("rho", rho), ("seconds", time.perf_counter() - t0)):
+            hist[key].append(v)
+        if callback is not None:
+            callback(it, objective=s.f, grad=gn, cg=steps, radius=radius)
+        if radius < floor:                                               # no progress possible
+            break
+    stats = {"iterations": it, "cg_steps": cg_total, "converged": converged, "grad_norm": gn,
+             "seconds": time.perf_counter() - t0}
+    return s, stats, hist
+
+
+# ---- Polak-Ribière+ nonlinear CG --------------------------------------------------------
+
+def _line_search(prob: Problem, s: _State, D: np.ndarray, max_newton: int = 60) -> float:
+    """argmin_t f(K + tD) over the PD interval t in (0, t_max): safeguarded Newton on φ'(t).
+
+    φ(t) = w Σ ψ(x_i + t δ_i) + t tr(D K0⁻¹) − Σ_j log(1 + t μ_j) + const, with μ the
+    eigenvalues of L⁻¹ D L⁻ᵀ (K = L Lᵀ) and δ_i = tr(D A_i): one O(n³) eigenproblem, then
+    O(c + n) per trial.
+    """
+    Li = sla.solve_triangular(s.L, np.eye(s.L.shape[0]), lower=True, check_finite=False)
+    mu = np.linalg.eigvalsh(Li @ D @ Li.T)
+    delta = prob.op.values(D)
+    tr0 = prob.trace_K0inv(D)
+    w, loss = prob.w, prob.loss
+
+    def dphi(t):
+        return (w * float(np.dot(loss.d1(s.x + t * delta), delta)) + tr0 - float(np.sum(mu / (1.0 + t * mu))),
+                w * float(np.dot(loss.d2(s.x + t * delta), delta * delta)) + float(np.sum((mu / (1.0 + t * mu)) ** 2)))
+
+    g0 = dphi(0.0)[0]
+    if not g0 < 0:
+        return 0.0
+    t_max = -1.0 / mu.min() if mu.min() < 0 else math.inf
+    lo, hi = 0.0, None
+    t = min(1.0, 0.5 * t_max)
+    while hi is None:                                   # bracket the root of φ'
+        g = dphi(t)[0]
+        if g >= 0:
+            hi = t
+        else:
+            lo = t
+            t = 0.5 * (t + t_max) if math.isfinite(t_max) else 2.0 * t
+            if t - lo <= 1e-15 * max(t, 1.0):
+                return lo
+    t = 0.5 * (lo + hi)
+    for _ in range(max_newton):
+        g, h = dphi(t)
+        if abs(g) <= 1e-12 * abs(g0):
+            break
+        if g > 0:
+            hi = t
+        else:
+            lo = t
+        t_new = t - g / h if h > 0 else 0.5 * (lo + hi)
+        t = t_new if lo < t_new < hi else 0.5 * (lo + hi)
+        if hi - lo <= 1e-15 * hi:
+            break
+    return t
+
+
+def prcg_solve(prob: Problem, X0: np.ndarray, *, tol: float, max_iter: int, callback: Callable | None = None):
+    """Polak-Ribière⁺ nonlinear CG (Nocedal & Wright, Sec. 5.2) with an exact PD line search.
+    Returns (state, stats, history)."""
+    s = _state(prob, X0)
+    if s is None:
+        raise DataError("pr_cg: the starting kernel is not positive definite on the range of K0.")
+    hist = {k: [] for k in ("objective", "grad_norm", "step", "seconds")}
+    t0 = time.perf_counter()
+    D = -s.G
+    converged, it = False, 0
+    gn = natural_norm(s)
+    while True:
+        if gn <= tol:
+            converged = True
+            break
+        if it >= max_iter:
+            break
+        it += 1
+        t = _line_search(prob, s, D)
+        Xt = s.X + t * D
+        trial = _state(prob, 0.5 * (Xt + Xt.T))
+        if trial is None or t == 0.0 or not trial.f <= s.f:
+            if np.array_equal(D, -s.G):                 # even steepest descent fails: rounding floor
+                break
+            D = -s.G                                     # restart
+            continue
+        beta = max(0.0, float(np.vdot(trial.G, trial.G - s.G)) / float(np.vdot(s.G, s.G)))   # PR+
+        s = trial
+        D = -s.G + beta * D
+        if float(np.vdot(D, s.G)) >= 0:
+            D = -s.G
+        gn = natural_norm(s)
+        for key, v in (("objective", s.f), ("grad_norm", gn), ("step", t), ("seconds", time.perf_counter() - t0)):
+            hist[key].append(v)
+        if callback is not None:
+            callback(it, objective=s.f, grad=gn, step=t)
+    stats = {"iterations": it, "cg_steps": 0, "converged": converged, "grad_norm": gn,
+             "seconds": time.perf_counter() - t0}
+    return s, stats, hist
+
+
+# ---- building the problem from a config -------------------------------------------------
+
+def _pairs_from(constraints: Constraints) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """(i, j, similar, bound) of pair constraints; triplets (i, j, k) give the similar pair (i, k)
+    and the dissimilar pair (i, j), each once, bound NaN (filled from K0 by the caller)."""
+    if constraints.has_triplets:
+        sim = np.stack([constraints.i, constraints.k], 1)
+        dis = np.stack([constraints.i, constraints.j], 1)
+        ij = np.concatenate([np.sort(sim, 1), np.sort(dis, 1)])
+        similar = np.concatenate([np.ones(len(sim), bool), np.zeros(len(dis), bool)])
+        _, first = np.unique(np.column_stack([ij, similar]), axis=0, return_index=True)
+        first = np.sort(first)
+        return ij[first, 0], ij[first, 1], similar[first], np.full(first.size, np.nan)
+    kind = constraints.kind
+    similar = np.isin(kind, [KIND_CODE["dist_le"], KIND_CODE["sim_ge"]])
+    dissimilar = np.isin(kind, [KIND_CODE["dist_ge"], KIND_CODE["sim_le"]])
+    if not np.all(similar | dissimilar):
+        raise ConfigError("solver 'trin': pair losses (itml, hoi) need similar / dissimilar pairs (kinds "
+                          "dist_le / dist_ge, or sim_ge / sim_le) or triplets; found equality constraints.")
+    return constraints.i, constraints.j, similar, constraints.bound.copy()
+
+
+def _triplet_terms(constraints: Constraints, loss_name: str):
+    """Rows, entries and coefficients of C for the loss's constraint matrices (Table 2)."""
+    c = len(constraints)
+    if not constraints.has_triplets:
+        raise ConfigError(f"solver.loss = '{loss_name}' works on triplets (d(i,j) - d(i,k), Li et al. "
+                          "Table 2); use constraint generator 'neighbor_triplets' or a triplet CSV "
+                          "(from_file with header i,j,k), or loss 'itml' / 'hoi' for pairs.")
+    i, j, k = constraints.i, constraints.j, constraints.k
+    r = np.arange(c)
+    # tr(K A_ijk) = K_jj - K_kk - 2 K_ij + 2 K_ik
+    return (np.concatenate([r, r, r, r]), np.concatenate([j, k, i, i]), np.concatenate([j, k, j, k]),
+            np.concatenate([np.ones(c), -np.ones(c), -2 * np.ones(c), 2 * np.ones(c)]), c)
+
+
+def _pair_terms(i, j, similar, loss_name):
+    c = i.size
+    r = np.arange(c)
+    if loss_name == "itml":                            # d(i,j) = K_ii + K_jj - 2 K_ij
+        return (np.concatenate([r, r, r]), np.concatenate([i, j, i]), np.concatenate([i, j, j]),
+                np.concatenate([np.ones(c), np.ones(c), -2 * np.ones(c)]), c)
+    T = np.where(similar, 1.0, -1.0)                  # hoi: A = T (e_i e_j^T + e_j e_i^T), tr(K A) = 2 T K_ij
+    return r, i, j, 2.0 * T, c
+
+
+def _check_indices(constraints: Constraints) -> None:
+    if not constraints.has_triplets:
+        bad = np.flatnonzero(constraints.i == constraints.j)
+        if bad.size:
+            q = bad[0]
+            raise ConfigError(f"solver 'trin': constraint #{q} pairs point {constraints.i[q]} with itself.")
+        return
+    i, j, k = constraints.i, constraints.j, constraints.k
+    bad = np.flatnonzero((i == j) | (i == k) | (j == k))
+    if bad.size:
+        q = bad[0]
+        raise ConfigError(f"solver 'trin': triplet #{q} (i, j, k) = ({i[q]}, {j[q]}, {k[q]}) repeats an index; "
+                          f"{bad.size} triplet(s) do. A triplet needs three distinct points.")
+
+
+def build_problem(G0: np.ndarray, constraints: Constraints, loss: str, gamma: float, normalize: bool,
+                  t: float, itml_percentiles: tuple[float, float], solver: str):
+    """Validate the settings; return (Problem, X0, decode, meta) with decode(X) -> the factor G of K."""
+    if loss not in LOSSES:
+        from ..registry import did_you_mean
+        raise ConfigError(f"solver.loss = '{loss}' is not a loss of solver '{solver}'.{did_you_mean(loss, LOSSES)} "
+                          f"Valid: {', '.join(LOSSES)} (Li et al. 2009, Table 2).")
+    if not (gamma > 0 and math.isfinite(gamma)):
+        raise ConfigError(f"solver.gamma must be a positive number (the loss weight γ of eq. 3); got {gamma}.")
+    if len(constraints) == 0:
+        raise ConfigError(f"solver '{solver}' needs constraints; the constraint set is empty.")
+    n = G0.shape[0]
+    _check_indices(constraints)
+    G0 = full_column_rank(np.asarray(G0, dtype=np.float64))
+    r = G0.shape[1]
+    labeled = np.unique(np.concatenate([constraints.i, constraints.j] +
+                                       ([constraints.k] if constraints.has_triplets else [])))
+    m = labeled.size
+    w = gamma / m if normalize else gamma
+
+    pair_info = None
+    if loss in TRIPLET_LOSSES:
+        rows, a, b, coef, c = _triplet_terms(constraints, loss)
+        dist_like = True
+    else:
+        i, j, similar, bound = _pairs_from(constraints)
+        rows, a, b, coef, c = _pair_terms(i, j, similar, loss)
+        dist_like = loss == "itml"
+        pair_info = (i, j, similar, bound)
+
+    # working coordinates: K itself (r = n, or r close to n with A_i N = 0) or X with K = G0 X G0^T
+    shift_null = None
+    if r < n and 2 * r >= n:
+        N = sla.null_space(G0.T)
+        pts = [constraints.i, constraints.j] + ([constraints.k] if constraints.has_triplets else [])
+        if dist_like:
+            ok = all(np.allclose(N[p], N[pts[0]], atol=1e-8) for p in pts[1:]) if loss in TRIPLET_LOSSES \
+                else np.allclose(N[pair_info[0]], N[pair_info[1]], atol=1e-8)
+        else:
+            ok = False
+        if ok:
+            shift_null = N
+    full = r == n or shift_null is not None
+    op = TraceMap(n, rows, a, b, coef, c, None if full else G0)
+    if full:
+        K0 = G0 @ G0.T
+        if shift_null is not None:
+            K0 += (np.sum(G0 * G0) / r) * (shift_null @ shift_null.T)   # s = tr(K0) / r
+        c0 = chol(K0)
+        if c0 is None:
+            raise DataError(f"solver '{solver}': the initial kernel is not positive definite on its range.")
+        K0inv = inverse_from_chol(c0[0])
+        prob = Problem(op, None, w, K0inv, c0[1])
+        X0 = K0
+    else:
+        prob = Problem(op, None, w, None, 0.0)
+        X0 = np.eye(r)
+
+    if loss == "log":
+        prob.loss = log_loss()
+    elif loss in ("lmnn", "hoi"):
+        prob.loss = smooth_hinge(t, loss)
+    elif loss == "linear":
+        prob.loss = linear_loss()
+    else:                                             # itml: thresholds from the pairs, else K0 percentiles
+        i, j, similar, bound = pair_info
+        if np.any(np.isnan(bound)):
+            d0 = op.values(X0)
+            lo, hi = itml_percentiles
+            u, l = np.percentile(d0, lo), np.percentile(d0, hi)
+            bound = np.where(similar, u, l)
+        if np.any(bound <= 0):
+            raise ConfigError("solver 'trin', loss 'itml': distance thresholds must be > 0.")
+        prob.loss = itml_loss(bound, similar)
+
+    def decode(X):
+        if not full:
+            return G0 @ chol(X)[0]                    # K = G0 X G0^T = (G0 L)(G0 L)^T
+        K = X if shift_null is None else X - (np.sum(G0 * G0) / r) * (shift_null @ shift_null.T)
+        ev, U = np.linalg.eigh(0.5 * (K + K.T))
+        keep = ev > 1e-10 * ev[-1]
+        return np.ascontiguousarray(U[:, keep][:, ::-1] * np.sqrt(ev[keep][::-1]))
+
+    meta = {"loss_weight": w, "labeled": m, "mode": "full" if shift_null is None and full else
+            ("full_shifted" if full else "range"), "rank0": r, "constraints_used": c}
+    return prob, X0, decode, meta
+
+
+def linear_weight_sup(prob: Problem) -> float:
+    """ψ(x) = −x has a minimiser iff K0⁻¹ − w Σ A_i ≻ 0 (then K* = (K0⁻¹ − w Σ A_i)⁻¹): the supremum
+    of such w, 1 / λ_max(Σ A_i, K0⁻¹) (inf when Σ A_i has no positive generalized eigenvalue)."""
+    S = _dense(prob.op.adjoint(np.ones(prob.op.C.shape[0])))
+    base = np.eye(prob.dim) if prob.K0inv is None else prob.K0inv
+    top = float(sla.eigh(S, base, eigvals_only=True)[-1])
+    return 1.0 / top if top > 0 else math.inf
+
+
+def path_gammas(gamma_min: float, gamma: float, alpha: float) -> list[float]:
+    """γ_min, α γ_min, α² γ_min, ... while below γ, then γ itself (Sec. 6.2)."""
+    out, g = [], gamma_min
+    while g < gamma * (1 - 1e-12):
+        out.append(g)
+        g *= alpha
+    return out + [gamma]
+
+
+def _solve(method: str, G0, constraints, *, loss, gamma, tol, max_iter, path, gamma_min, normalize, t,
+           itml_percentiles, max_cg, keep_path, callback, trust_norm="frobenius") -> SolverResult:
+    if not tol > 0 or max_iter < 1:
+        raise ConfigError(f"solver.tol must be > 0 and solver.max_iter >= 1; got tol = {tol}, max_iter = {max_iter}.")
+    if path and not (path > 1 and 0 < gamma_min < gamma):
+        raise ConfigError(f"solver.path (the multiplier α) must be > 1 with 0 < gamma_min < gamma; got path = "
+                          f"{path}, gamma_min = {gamma_min}, gamma = {gamma}. Use path: 0 for a single gamma.")
+    if trust_norm not in ("natural", "frobenius"):
+        raise ConfigError(f"solver.trust_norm must be 'natural' or 'frobenius'; got '{trust_norm}'.")
+    if len(itml_percentiles) != 2 or not 0 <= itml_percentiles[0] < itml_percentiles[1] <= 100:
+        raise ConfigError(f"solver.itml_percentiles must be [u, l] with 0 <= u < l <= 100; got {itml_percentiles}.")
+    prob, X, decode, meta = build_problem(G0, constraints, loss, gamma, normalize, t, tuple(itml_percentiles), method)
+    gammas = path_gammas(gamma_min, gamma, path) if path else [gamma]
+    if loss == "linear":                                 # unbounded below for w >= w_sup
+        w_sup = linear_weight_sup(prob)
+        g_sup = w_sup * (meta["labeled"] if normalize else 1.0)
+        if gamma >= g_sup and not path:
+            raise ConfigError(f"solver '{method}': with loss 'linear' the objective is unbounded below at gamma = "
+                              f"{gamma:g} (K0^-1 - w sum A_i is not positive definite); it has a minimiser only "
+                              f"for gamma < {g_sup:.4g}.")
+        gammas = [g for g in gammas if g <= 0.5 * g_sup]       # a path stops at half the bound
+        if not gammas:
+            raise ConfigError(f"solver '{method}': with loss 'linear' a minimiser exists only for gamma < {g_sup:.4g}; "
+                              f"the path starts at gamma_min = {gamma_min:g}. Lower gamma_min.")
+    per_gamma = {k: [] for k in ("path_gamma", "path_iterations", "path_cg_steps", "path_seconds", "path_objective")}
+    kept, history, all_converged = [], {}, True
+    for g in gammas:
+        prob.w = g / meta["labeled"] if normalize else g
+        if method == "trin":
+            s, stats, hist = trin_solve(prob, X, tol=tol, max_iter=max_iter, max_cg=max_cg, trust_norm=trust_norm,
+                                        callback=callback)
+        else:
+            s, stats, hist = prcg_solve(prob, X, tol=tol, max_iter=max_iter, callback=callback)
+        X = s.X
+        all_converged &= stats["converged"]
+        for key, v in (("path_gamma", g), ("path_iterations", stats["iterations"]),
+                       ("path_cg_steps", stats["cg_steps"]), ("path_seconds", stats["seconds"]),
+                       ("path_objective", s.f)):
+            per_gamma[key].append(v)
+        history = hist
+        if keep_path:
+            kept.append((g, decode(X)))
+    G = decode(X)
+    arrays = {}
+    if constraints.has_triplets:
+        arrays["triplets"] = np.column_stack([constraints.i, constraints.j, constraints.k])
+    if G0.shape[0] <= 5000:
+        arrays["K0"] = G0 @ G0.T
+    info = {"loss": loss, "gamma": float(gammas[-1]), "loss_weight": prob.w, "normalize": normalize, "mode": meta["mode"],
+            "labeled": meta["labeled"], "cg_steps": int(np.sum(per_gamma["path_cg_steps"])),
+            "path_points": len(gammas), "iterations_last": stats["iterations"],
+            "grad_norm": stats["grad_norm"]}
+    return SolverResult(G=G, objective=s.f, iterations=int(np.sum(per_gamma["path_iterations"])),
+                          converged=all_converged,
+                          history={**{k: np.asarray(v) for k, v in history.items()},
+                                   **{k: np.asarray(v) for k, v in per_gamma.items()}},
+                          info=info, arrays=arrays, path=kept)
+
+
+_PARAMS_DOC = """
+    Parameters
+    ----------
+    G0 : ndarray (n, r)
+        Factor of the initial kernel K0 = G0 G0ᵀ (rank deficient allowed: footnote 2).
+    constraints : Constraints
+        Triplets (loss log, lmnn, linear; tr(K A_ijk) = d(i,j) − d(i,k)) or similar/dissimilar
+        pairs (loss itml, hoi; triplets give their pairs (i,k) similar and (i,j) dissimilar).
+    loss : {"log", "lmnn", "linear", "itml", "hoi"}
+        Table 2; lmnn and hoi use the smooth hinge (8) with ``t``.
+    gamma : float
+        γ of eq. (3) (the last point of the path).
+    tol : float
+        Stop when ‖K^{1/2} ∇f K^{1/2}‖_F <= tol (Li et al.: 1e-3).
+    max_iter : int
+        Iterations per γ.
+    path : float
+        The multiplier α of the regularization path (Sec. 4.3): γ_min, αγ_min, ... below γ, then γ,
+        each warm-started from the last; 0 solves γ alone from K0 (the "baseline").  With loss
+        ``linear`` (unbounded below from a computable γ on) the path stops at half that γ.
+    gamma_min : float
+        First γ of the path (2⁻¹²).
+    normalize : bool
+        Weight the loss by γ/m (m = points in the constraints, eq. 3); false weights by γ (Sec. 6.1).
+    t : float
+        Knee of the smooth hinge (8).
+    itml_percentiles : [float, float]
+        ITML thresholds u, l as percentiles of the K0 distances of the pairs, when the pairs carry none.
+    keep_path : bool
+        Keep every path point's factor in memory (``result.path``) for evaluators; not written.
+    max_cg : int
+        (trin) CG steps per Newton iteration at most.
+    trust_norm : {"frobenius", "natural"}
+        (trin) The trust region's norm: ‖Z‖_F as printed in eq. (7) (default), or the scale-free
+        ‖K^{-1/2} Z K^{-1/2}‖_F; see :func:`trin_solve`.
+
+    Returns
+    -------
+    SolverResult
+        G with K = G Gᵀ; ``iterations`` summed over the path; history per iteration (objective,
+        grad_norm, ...) of the last γ and per γ
+        (path_gamma, path_iterations, path_cg_steps, path_seconds, path_objective); arrays
+        ``triplets`` and ``K0`` (n <= 5000); info ``loss``, ``gamma``, ``loss_weight``.
+"""
+
+
+def _doc(summary: str):
+    def deco(func):
+        func.__doc__ = summary + "\n" + _PARAMS_DOC
+        return func
+    return deco
+
+
+@solvers.register("trin", triplets=True)
+@_doc("Trust-region inexact Newton kernel learning with a LogDet regularizer (Li et al. 2009, TRIN).")
+def trin(G0: np.ndarray, constraints: Constraints, *, loss: str = "log", gamma: float = 1.0, tol: float = 1e-3,
+         max_iter: int = 1000, path: float = 0.0, gamma_min: float = 2.0 ** -12, normalize: bool = True,
+         t: float = 0.7, itml_percentiles: list[float] = (5.0, 95.0), max_cg: int = 500, keep_path: bool = False,
+         trust_norm: str = "frobenius", callback: Callable | None = None) -> SolverResult:
+    return _solve("trin", G0, constraints, loss=loss, gamma=gamma, tol=tol, max_iter=max_iter, path=path,
+                  gamma_min=gamma_min, normalize=normalize, t=t, itml_percentiles=itml_percentiles,
+                  max_cg=max_cg, keep_path=keep_path, trust_norm=trust_norm, callback=callback)
+
+
+@solvers.register("pr_cg", triplets=True)
+@_doc("Polak-Ribière⁺ nonlinear CG on the TRIN objective, with an exact line search that keeps K positive "
+      "definite (the baseline of Li et al. 2009, Sec. 6.2).")
+def pr_cg(G0: np.ndarray, constraints: Constraints, *, loss: str = "log", gamma: float = 1.0, tol: float = 1e-3,
+          max_iter: int = 10000, path: float = 0.0, gamma_min: float = 2.0 ** -12, normalize: bool = True,
+          t: float = 0.7, itml_percentiles: list[float] = (5.0, 95.0), keep_path: bool = False,
+          callback: Callable | None = None) -> SolverResult:
+    return _solve("pr_cg", G0, constraints, loss=loss, gamma=gamma, tol=tol, max_iter=max_iter, path=path,
+                  gamma_min=gamma_min, normalize=normalize, t=t, itml_percentiles=itml_percentiles,
+                  max_cg=0, keep_path=keep_path, callback=callback)
+

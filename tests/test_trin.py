@@ -1,0 +1,266 @@
+"""TRIN and PR-CG (Li et al. 2009): losses, gradient and Hessian operator, optimum, path, bad input."""
+
+import numpy as np
+import pytest
+
+from kernlearn_cli.errors import ConfigError
+from kernlearn_cli.solvers import trin as T
+from kernlearn_cli.types import Constraints
+
+
+def instance(seed=0, n=24, rate=0.03):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, 4))
+    y = rng.integers(0, 3, n)
+    K0 = np.exp(-((X[:, None] - X[None]) ** 2).sum(-1) / 8.0) + 1e-2 * np.eye(n)
+    tr = [(i, j, k) for i in range(n) for j in range(n) for k in range(n)
+          if y[i] != y[j] and y[i] == y[k] and i != k and rng.random() < rate]
+    tr = np.array(tr)
+    return X, y, np.linalg.cholesky(K0), Constraints.triplets(tr[:, 0], tr[:, 1], tr[:, 2])
+
+
+def laplacian_factor(n, seed=1):
+    """G0 of the pseudo-inverse of a connected Laplacian-like matrix (null space = constants)."""
+    rng = np.random.default_rng(seed)
+    A = rng.random((n, n))
+    W = (A + A.T) / 2
+    np.fill_diagonal(W, 0.0)
+    L = np.diag(W.sum(1)) - W
+    ev, U = np.linalg.eigh(L)
+    keep = ev > 1e-9 * ev[-1]
+    return U[:, keep] / np.sqrt(ev[keep])
+
+
+def dense_A(constraints, n, loss):
+    """The constraint matrices of Table 2, built explicitly."""
+    out = []
+    if loss in T.TRIPLET_LOSSES:
+        for i, j, k in zip(constraints.i, constraints.j, constraints.k):
+            A = np.zeros((n, n))
+            for (a, b), v in {(i, j): -1, (j, i): -1, (i, k): 1, (k, i): 1, (j, j): 1, (k, k): -1}.items():
+                A[a, b] += v
+            out.append(A)
+        return out
+    i, j, similar, _ = T._pairs_from(constraints)
+    for a, b, s in zip(i, j, similar):
+        A = np.zeros((n, n))
+        if loss == "itml":
+            A[a, a] = A[b, b] = 1
+            A[a, b] = A[b, a] = -1
+        else:
+            A[a, b] = A[b, a] = 1.0 if s else -1.0
+        out.append(A)
+    return out
+
+
+LOSS_POINTS = {"log": np.linspace(-2, 2, 9), "lmnn": np.array([-1.0, 0.3, 0.75, 0.9, 1.4]),
+               "hoi": np.array([-1.0, 0.3, 0.75, 0.9, 1.4]), "linear": np.linspace(-1, 1, 5)}
+
+
+@pytest.mark.parametrize("name", ["log", "lmnn", "hoi", "linear", "itml"])
+def test_loss_derivatives_match_finite_differences(name):
+    if name == "itml":
+        x = np.array([0.5, 1.5, 2.5, 0.2, 0.8, 3.0])
+        loss = T.itml_loss(np.array([1.0, 1.0, 1.0, 2.0, 2.0, 2.0]), np.array([1, 1, 1, 0, 0, 0], bool))
+    else:
+        x = LOSS_POINTS[name]
+        loss = {"log": T.log_loss(), "linear": T.linear_loss()}.get(name) or T.smooth_hinge(0.7, name)
+    h = 1e-6
+    assert np.allclose((loss.psi(x + h) - loss.psi(x - h)) / (2 * h), loss.d1(x), atol=1e-7)
+    assert np.allclose((loss.d1(x + h) - loss.d1(x - h)) / (2 * h), loss.d2(x), atol=1e-6)
+
+
+def test_smooth_hinge_is_c1_and_close_to_the_hinge():
+    loss = T.smooth_hinge(0.7)
+    t = 0.7
+    for knot in (t, 1.0):
+        assert loss.psi(np.array([knot - 1e-9]))[0] == pytest.approx(loss.psi(np.array([knot + 1e-9]))[0], abs=1e-8)
+        assert loss.d1(np.array([knot - 1e-9]))[0] == pytest.approx(loss.d1(np.array([knot + 1e-9]))[0], abs=1e-7)
+    x = np.linspace(-3, 3, 61)                       # (8) tends to max(1 - x, 0) as t -> 1
+    gaps = [np.max(np.abs(T.smooth_hinge(t).psi(x) - np.maximum(1 - x, 0))) for t in (0.0, 0.7, 0.95, 0.999)]
+    assert np.all(np.diff(gaps) < 0) and gaps[-1] < 1e-3
+
+
+@pytest.mark.parametrize("mode", ["full", "range", "full_shifted"])
+@pytest.mark.parametrize("loss", ["log", "lmnn", "itml", "hoi"])
+def test_gradient_and_hessian_operator_match_finite_differences(mode, loss):
+    X, y, G0, C = instance(3)
+    n = G0.shape[0]
+    if mode == "range":
+        G0 = X[:, :3] + 0.1
+    elif mode == "full_shifted":
+        G0 = laplacian_factor(n)
+    prob, X0, _, meta = T.build_problem(G0, C, loss, 3.0, True, 0.7, (5.0, 95.0), "trin")
+    if loss == "hoi" and mode == "full_shifted":
+        assert meta["mode"] == "range"               # A_i 1 != 0: no shift possible
+    elif mode != "full_shifted" or loss != "hoi":
+        assert meta["mode"] == mode
+    rng = np.random.default_rng(0)
+    d = prob.dim
+    B = rng.normal(size=(d, d))
+    Xk = X0 + 0.1 * (B @ B.T) / d * np.trace(X0) / d        # a generic PD point
+    s = T._state(prob, Xk)
+    V = rng.normal(size=(d, d))
+    V = (V + V.T) / 2
+    h = 1e-6
+
+    def f(Y):
+        return T._state(prob, Y).f
+
+    fd = (f(Xk + h * V) - f(Xk - h * V)) / (2 * h)
+    assert fd == pytest.approx(np.vdot(s.G, V), rel=1e-5, abs=1e-8)
+    Hv = T._dense(prob.hessian_loss(V, prob.loss.d2(s.x))) + s.Xinv @ V @ s.Xinv
+    fd2 = (T._state(prob, Xk + h * V).G - T._state(prob, Xk - h * V).G) / (2 * h)
+    assert np.linalg.norm(fd2 - Hv) <= 1e-4 * np.linalg.norm(Hv)
+
+
+@pytest.mark.parametrize("loss", ["log", "itml", "hoi"])
+def test_trace_map_matches_dense_constraint_matrices(loss):
+    X, y, G0, C = instance(4)
+    n = G0.shape[0]
+    prob, X0, _, _ = T.build_problem(G0, C, loss, 1.0, True, 0.7, (5.0, 95.0), "trin")
+    K = G0 @ G0.T
+    As = dense_A(C, n, loss)
+    assert np.allclose(prob.op.values(K), [np.vdot(K, A) for A in As])
+    alpha = np.random.default_rng(0).normal(size=len(As))
+    assert np.allclose(T._dense(prob.op.adjoint(alpha)), sum(a * A for a, A in zip(alpha, As)))
+
+
+def test_linear_loss_has_the_closed_form_optimum():
+    X, y, G0, C = instance(5)
+    prob, X0, _, _ = T.build_problem(G0, C, "linear", 1.0, True, 0.7, (5.0, 95.0), "trin")
+    S = T._dense(prob.op.adjoint(np.ones(len(C))))
+    K_star = np.linalg.inv(np.linalg.inv(G0 @ G0.T) - prob.w * S)
+    res = T.trin(G0, C, loss="linear", gamma=1.0, tol=1e-10)
+    assert np.linalg.norm(res.G @ res.G.T - K_star) <= 1e-8 * np.linalg.norm(K_star)
+
+
+def cvxpy_log_loss_optimum(G0, C, gamma):
+    cp = pytest.importorskip("cvxpy")
+    n = G0.shape[0]
+    w = gamma / len(np.unique(np.concatenate([C.i, C.j, C.k])))
+    K = cp.Variable((n, n), PSD=True)
+    x = cp.hstack([K[j, j] - K[k, k] - 2 * K[i, j] + 2 * K[i, k] for i, j, k in zip(C.i, C.j, C.k)])
+    K0inv = np.linalg.inv(G0 @ G0.T)
+    obj = w * cp.sum(cp.logistic(-2 * x)) + cp.trace(K0inv @ K) - cp.log_det(K)
+    prob = cp.Problem(cp.Minimize(obj))
+    prob.solve(solver="CLARABEL", tol_gap_abs=1e-11, tol_gap_rel=1e-11, tol_feas=1e-11)
+    return prob.value + np.linalg.slogdet(G0 @ G0.T)[1] - n
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_trin_reaches_the_optimum_of_an_independent_convex_solver(seed):
+    X, y, G0, C = instance(seed, n=20, rate=0.05)
+    ref = cvxpy_log_loss_optimum(G0, C, 4.0)
+    res = T.trin(G0, C, loss="log", gamma=4.0, tol=1e-8)
+    assert res.converged
+    assert abs(res.objective - ref) <= 1e-6 * abs(ref)
+    cg = T.pr_cg(G0, C, loss="log", gamma=4.0, tol=1e-6, max_iter=20000)
+    assert abs(cg.objective - ref) <= 1e-6 * abs(ref)
+
+
+@pytest.mark.parametrize("loss", ["log", "lmnn", "itml", "hoi"])
+def test_trin_matches_a_long_pr_cg_run_and_meets_the_invariants(loss):
+    X, y, G0, C = instance(2)
+    n = G0.shape[0]
+    G0 = laplacian_factor(n)                          # rank n - 1, null space the constants
+    a = T.trin(G0, C, loss=loss, gamma=4.0, tol=1e-7)
+    b = T.pr_cg(G0, C, loss=loss, gamma=4.0, tol=1e-6, max_iter=50000)
+    assert abs(a.objective - b.objective) <= 1e-6 * abs(b.objective)
+    K = a.G @ a.G.T
+    ev = np.linalg.eigvalsh(K)
+    assert ev[0] > -1e-10 * ev[-1] and np.sum(ev > 1e-10 * ev[-1]) == n - 1     # PD on the range
+    assert np.abs(K @ np.ones(n)).max() <= 1e-8 * np.abs(K).max()               # stays in range(K0)
+
+
+def test_path_points_and_warm_start():
+    assert [len(T.path_gammas(2.0 ** -12, 2.0 ** 16, a)) for a in (2, 4, 8, 16, 32, 64, 128)] == \
+        [29, 15, 11, 8, 7, 6, 5]                                               # Table 3, "No. of parms"
+    X, y, G0, C = instance(6)
+    cold = T.trin(G0, C, loss="log", gamma=64.0, tol=1e-8)
+    warm = T.trin(G0, C, loss="log", gamma=64.0, tol=1e-8, path=4.0, gamma_min=2.0 ** -4, keep_path=True)
+    assert list(warm.history["path_gamma"]) == [2.0 ** -4, 2.0 ** -2, 1.0, 4.0, 16.0, 64.0]
+    assert len(warm.path) == 6 and warm.path[-1][0] == 64.0
+    assert warm.objective == pytest.approx(cold.objective, rel=1e-9)
+
+
+def test_deterministic():
+    X, y, G0, C = instance(7)
+    a = T.trin(G0, C, loss="log", gamma=2.0)
+    b = T.trin(G0, C, loss="log", gamma=2.0)
+    assert np.array_equal(a.G, b.G)
+
+
+def test_bad_input():
+    X, y, G0, C = instance(8)
+    with pytest.raises(ConfigError, match="gamma must be a positive"):
+        T.trin(G0, C, gamma=0.0)
+    with pytest.raises(ConfigError, match="not a loss.*Valid: log, lmnn"):
+        T.trin(G0, C, loss="logg")
+    bad = Constraints.triplets([0, 1], [2, 1], [3, 4])
+    with pytest.raises(ConfigError, match=r"triplet #1 .*repeats an index"):
+        T.trin(G0, bad)
+    with pytest.raises(ConfigError, match="unbounded below"):
+        T.trin(G0, C, loss="linear", gamma=1e6)
+    pairs = Constraints.from_lists([0, 1], [2, 3], ["dist_le", "dist_ge"], [1.0, 2.0])
+    with pytest.raises(ConfigError, match="works on triplets"):
+        T.trin(G0, pairs, loss="log")
+
+
+def test_cli_run_writes_what_the_objective_depends_on(tmp_path):
+    """iris: Laplacian pseudo-inverse, neighbour triplets, a short path; the objective recomputes
+    from the factors file alone (triplets, K0, loss_weight)."""
+    import json
+
+    import yaml
+
+    from conftest import kernlearn
+    from kernlearn_cli.io import read_factors
+
+    cfg = {"name": "trin_cli", "seed": 0, "dataset": {"name": "iris"},
+           "kernel": {"name": "laplacian_pinv", "neighbors": 10, "scale_features": "standard"},
+           "constraints": {"name": "neighbor_triplets", "fraction": 0.5, "in_class": 3, "out_class": 3},
+           "solver": {"name": "trin", "loss": "log", "gamma": 16.0, "gamma_min": 0.25, "path": 4,
+                      "keep_path": True},
+           "evaluate": [{"name": "kpca_1nn_error"}]}
+    path = tmp_path / "c.yaml"
+    path.write_text(yaml.safe_dump(cfg))
+    out = tmp_path / "out"
+    run = kernlearn("run", path, "--out", out)
+    assert run.returncode == 0, run.stderr
+    cell = next(p for p in out.iterdir() if p.is_dir())
+    f = read_factors(cell / "factors.h5")
+    a = f["attrs"]
+    assert a["loss"] == "log" and a["gamma"] == 16.0 and a["loss_weight"] == pytest.approx(16.0 / 75)
+    i, j, k = f["triplets"].T
+    K, K0 = f["G"] @ f["G"].T, f["K0"]
+    x = (K[i, i] + K[j, j] - 2 * K[i, j]) - (K[i, i] + K[k, k] - 2 * K[i, k])
+    P = np.linalg.pinv(K0, rcond=1e-10, hermitian=True)
+    ev = np.linalg.eigvals(P @ K).real                       # K0^+ K on the range of K0
+    ev = ev[ev > 1e-9]
+    D = np.trace(P @ K) - np.sum(np.log(ev)) - len(ev)
+    assert a["loss_weight"] * np.sum(np.logaddexp(0, -2 * x)) + D == pytest.approx(a["objective"], rel=1e-6)
+    m = json.loads((cell / "record.json").read_text())["metrics"]
+    assert m["gamma_path"] == [0.25, 1.0, 4.0, 16.0] and len(m["error_path"]) == 4
+    assert m["error"] == m["error_path"][-1] and m["error_best"] == min(m["error_path"])
+
+
+def test_cli_rejects_a_kernel_that_is_not_positive_definite(tmp_path):
+    """K0 indefinite (a user's kernel file): one clear error paragraph, nothing written."""
+    import yaml
+
+    from conftest import kernlearn
+
+    rng = np.random.default_rng(0)
+    A = rng.normal(size=(12, 12))
+    np.save(tmp_path / "K.npy", (A + A.T) / 2)
+    np.save(tmp_path / "y.npy", np.arange(12) % 2)
+    cfg = {"name": "bad_k0", "seed": 0,
+           "dataset": {"name": "files", "kernel": str(tmp_path / "K.npy"), "labels": str(tmp_path / "y.npy")},
+           "kernel": {"name": "precomputed"},
+           "constraints": {"name": "neighbor_triplets", "fraction": 0.5, "in_class": 2, "out_class": 2},
+           "solver": {"name": "trin"}, "evaluate": [{"name": "kpca_1nn_error"}]}
+    (tmp_path / "c.yaml").write_text(yaml.safe_dump(cfg))
+    run = kernlearn("run", tmp_path / "c.yaml", "--out", tmp_path / "out")
+    assert run.returncode != 0 and "not positive semidefinite" in run.stderr and "Traceback" not in run.stderr
+    assert not any((tmp_path / "out").rglob("factors.h5"))
