@@ -10,7 +10,7 @@ export KERNLEARN_DATA_MIRROR ?= $(MIRROR)
 endif
 KULIS   := configs/papers/kulis2006
 
-.PHONY: install run test bench kulis2006 kulis2006-fig1 kulis2006-fig2 kulis2006-fig2-vn kulis2006-gyrb-protocol tsuda2005 tsuda2005-fig2 tsuda2005-fig3 hu2013 hu2013-table2 hu2013-sdp-check zhang2012-compare zhang2012-fig1 zhang2012 li2009 li2009-table3 li2009-table5 reproduce reproduce-quick slurm-test clean
+.PHONY: install run test bench kulis2006 kulis2006-fig1 kulis2006-fig2 kulis2006-fig2-vn kulis2006-gyrb-protocol tsuda2005 tsuda2005-fig2 tsuda2005-fig3 hu2013 hu2013-table2 hu2013-sdp-check zhang2012-compare zhang2012-fig1 zhang2012 li2009 li2009-table3 li2009-table5 li2009-uspst reproduce reproduce-quick slurm-test clean
 
 install: $(VENV)/.installed
 
@@ -26,12 +26,14 @@ run: install                      ## quick Burg run on iris (bundled with scikit
 test: install                     ## the test suite
 	$(PY) -m pytest
 
-bench: install                    ## Burg vs a NumPy loop; von Neumann vs Burg; --jobs 2 vs --jobs 1; KL_ADMM
+bench: install                    ## Burg vs a NumPy loop; von Neumann vs Burg; --jobs 2 vs --jobs 1; KL_ADMM; Nystrom; TRIN
 	$(PY) benchmarks/bench_burg.py
 	$(PY) benchmarks/bench_von_neumann.py
 	$(PY) benchmarks/bench_jobs.py
 	$(PY) benchmarks/bench_admm.py
 	$(PY) benchmarks/bench_nystrom.py
+	$(PY) benchmarks/bench_trin.py --datasets sonar,heart,wine --alphas 16,0
+	$(PY) benchmarks/bench_trin_spambase.py
 
 # ---- reproduction: one target per paper table/figure ------------------------------------
 # `make reproduce` runs everything with the configs' seeds, writes tables (CSV, Markdown,
@@ -183,7 +185,12 @@ zhang2012-compare: install        ## Zhang et al. 2012: SVM accuracy, Nystrom / 
 	$(KL) collect $(Z12)/rcond/compare_nystrom $(Z12)/rcond/compare_nystrom_prior -m svm_accuracy \
 	  --rows dataset --cols solver --prefix $(TABLES)/zhang2012_compare_svm_rcond $(call fill,zhang2012-compare-svm-rcond)
 
-li2009: li2009-table3 li2009-table5
+li2009: li2009-table3 li2009-table5 li2009-uspst
+
+li2009-uspst: install             ## Li et al. 2009, Sec. 6.4 / Fig. 2: uspst, alpha = 32, 7 gammas, 40,100 triplets
+	KERNLEARN_BLAS_THREADS=2 $(KL) run --jobs 1 $(if $(SEEDS),--set "grid.seed=$(SEEDS)") $(LI)/uspst.yaml \
+	  --out $(L09)/uspst
+	$(PY) benchmarks/li2009_fig2.py $(L09)/uspst --figure $(FIGS)/li2009_fig2_uspst.png
 
 li2009-table3: install            ## Li et al. 2009, Tables 3-4: iterations and seconds of trin / pr_cg along the path
 	$(RUN) $(LI)/table3_trin.yaml --out $(L09)/table3_trin
@@ -192,7 +199,8 @@ li2009-table3: install            ## Li et al. 2009, Tables 3-4: iterations and 
 	  --prefix $(TABLES)/li2009_table3_iterations $(call fill,li2009-table3)
 	$(KL) collect $(L09)/table3_pr_cg -m iterations --rows dataset --cols solver.path \
 	  --prefix $(TABLES)/li2009_table4_iterations $(call fill,li2009-table4)
-	$(PY) benchmarks/li2009_path_times.py $(L09)/table3_trin $(L09)/table3_pr_cg
+	$(KL) collect $(L09)/table3_trin -m seconds --rows dataset --cols solver.path \
+	  --prefix $(TABLES)/li2009_table3_seconds $(call fill,li2009-table3-seconds)
 
 li2009-table5: install            ## Li et al. 2009, Table 5: KPCA + 1-NN test error, four losses and the Laplacian
 	$(RUN) $(LI)/table5.yaml --out $(L09)/table5

@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..constraints.labeled import labeled_indices
 from ..errors import ConfigError
 from ..registry import evaluators
-from ._common import require_labels
+from ._common import labeled_split, require_labels
 
 
 def kpca_coordinates(G: np.ndarray, components: int) -> np.ndarray:
@@ -50,19 +49,8 @@ def kpca_1nn_error(G: np.ndarray, ds, *, rng, constraints, result=None, componen
                           f"got {components!r}.")
     G = np.asarray(G, dtype=np.float64)
     n = G.shape[0]
-    lab = labeled_indices(constraints)
-    if lab.size and (lab[0] < 0 or lab[-1] >= n):
-        raise ConfigError(f"evaluate kpca_1nn_error: the constraints index points outside 0..{n - 1}; they do "
-                          f"not belong to dataset '{ds.name}'.")
-    if lab.size == 0:
-        raise ConfigError("evaluate kpca_1nn_error: the constraint set is empty, so there is no labeled point to "
-                          "train the 1-NN classifier on; use constraints such as neighbor_triplets or "
-                          "labeled_subset.")
-    test = np.setdiff1d(np.arange(n), lab)
-    if test.size == 0:
-        raise ConfigError(f"evaluate kpca_1nn_error: every one of the {n} points of dataset '{ds.name}' appears in "
-                          "the constraints (is labeled), so there is nothing to test on; use a labeled fraction "
-                          "< 1 (e.g. constraints neighbor_triplets with fraction 0.5).")
+    lab, test = labeled_split(constraints, n, ds, "kpca_1nn_error")
+
     def errors(F):
         Z = kpca_coordinates(F, components)
         clf = KNeighborsClassifier(n_neighbors=1, algorithm="brute").fit(Z[lab], y[lab])

@@ -5,10 +5,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..constraints.labeled import labeled_indices
 from ..errors import ConfigError
 from ..registry import evaluators
-from ._common import require_labels, seed_from
+from ._common import labeled_split, require_labels, seed_from
 
 
 def nka(K1: np.ndarray, K2: np.ndarray) -> float:
@@ -69,15 +68,7 @@ def svm_accuracy(G: np.ndarray, ds, *, rng, constraints, C: float = 1.0) -> dict
         raise ConfigError(f"evaluate svm_accuracy: C must be > 0, got {C}.")
     G = np.asarray(G, dtype=np.float64)
     n = G.shape[0]
-    lab = labeled_indices(constraints)
-    if lab.size and (lab[0] < 0 or lab[-1] >= n):
-        raise ConfigError(f"evaluate svm_accuracy: the constraints index points outside 0..{n - 1}; they do "
-                          f"not belong to dataset '{ds.name}'.")
-    test = np.setdiff1d(np.arange(n), lab)
-    if test.size == 0:
-        raise ConfigError(f"evaluate svm_accuracy: every one of the {n} points of dataset '{ds.name}' is labeled "
-                          "by the constraints, so there is nothing to test on; use a labeled subset "
-                          "(constraints name: labeled_subset with count < n or fraction < 1).")
+    lab, test = labeled_split(constraints, n, ds, "svm_accuracy")
     if len(np.unique(y[lab])) < 2:
         raise ConfigError(f"evaluate svm_accuracy: the {lab.size} labeled point(s) of the constraints cover "
                           f"fewer than two classes, so no classifier can be trained; use constraints "
