@@ -663,15 +663,14 @@ def _solve(method: str, G0, constraints, *, loss, gamma, tol, max_iter, path, ga
         arrays["triplets"] = np.column_stack([constraints.i, constraints.j, constraints.k])
     if G0.shape[0] <= 5000:
         arrays["K0"] = G0 @ G0.T
-    info = {"loss": loss, "gamma": float(gammas[-1]), "loss_weight": prob.w, "normalize": normalize, "mode": meta["mode"],
-            "labeled": meta["labeled"], "cg_steps": int(np.sum(per_gamma["path_cg_steps"])),
-            "path_points": len(gammas), "iterations_last": stats["iterations"],
-            "grad_norm": stats["grad_norm"]}
+    info = {"loss": loss, "gamma": float(gammas[-1]), "loss_weight": prob.w, "normalize": normalize,
+            "mode": meta["mode"], "labeled": meta["labeled"], "cg_steps": int(np.sum(per_gamma["path_cg_steps"])),
+            "path_points": len(gammas), "iterations_last": stats["iterations"], "grad_norm": stats["grad_norm"]}
     return SolverResult(G=G, objective=s.f, iterations=int(np.sum(per_gamma["path_iterations"])),
-                          converged=all_converged,
-                          history={**{k: np.asarray(v) for k, v in history.items()},
-                                   **{k: np.asarray(v) for k, v in per_gamma.items()}},
-                          info=info, arrays=arrays, path=kept)
+                        converged=all_converged,
+                        history={**{k: np.asarray(v) for k, v in history.items()},
+                                 **{k: np.asarray(v) for k, v in per_gamma.items()}},
+                        info=info, arrays=arrays, path=kept)
 
 
 _PARAMS_DOC = """
