@@ -316,17 +316,12 @@ def trin_solve(prob: Problem, X0: np.ndarray, *, tol: float, max_iter: int, max_
         raise DataError("trin: the starting kernel is not positive definite on the range of K0.")
     hist = {k: [] for k in ("objective", "grad_norm", "cg_steps", "radius", "rho", "seconds")}
     t0 = time.perf_counter()
-    cg_total, converged, it = 0, False, 0
+    cg_total, it = 0, 0
     gn = natural_norm(s)
     natural = trust_norm == "natural"
     radius = 1.0 if natural else max(np.linalg.norm(s.X @ s.G @ s.X), 1e-8 * np.linalg.norm(s.X))
     floor = 1e-15 if natural else 1e-15 * np.linalg.norm(s.X)
-    while True:
-        if gn <= tol:
-            converged = True
-            break
-        if it >= max_iter:
-            break
+    while gn > tol and it < max_iter:
         it += 1
         nu = min(0.5, math.sqrt(gn if natural else np.linalg.norm(s.G)))  # Sec. 4.1
         Z, HZ, steps, hit, znorm = steihaug_pcg(prob, s, radius, nu, max_cg, natural)
@@ -352,7 +347,7 @@ def trin_solve(prob: Problem, X0: np.ndarray, *, tol: float, max_iter: int, max_
             callback(it, objective=s.f, grad=gn, cg=steps, radius=radius)
         if radius < floor:                                               # no progress possible
             break
-    stats = {"iterations": it, "cg_steps": cg_total, "converged": converged, "grad_norm": gn,
+    stats = {"iterations": it, "cg_steps": cg_total, "converged": gn <= tol, "grad_norm": gn,
              "seconds": time.perf_counter() - t0}
     return s, stats, hist
 
@@ -416,14 +411,9 @@ def prcg_solve(prob: Problem, X0: np.ndarray, *, tol: float, max_iter: int, call
     hist = {k: [] for k in ("objective", "grad_norm", "step", "seconds")}
     t0 = time.perf_counter()
     D = -s.G
-    converged, it = False, 0
+    it = 0
     gn = natural_norm(s)
-    while True:
-        if gn <= tol:
-            converged = True
-            break
-        if it >= max_iter:
-            break
+    while gn > tol and it < max_iter:
         it += 1
         t = _line_search(prob, s, D)
         Xt = s.X + t * D
@@ -443,7 +433,7 @@ def prcg_solve(prob: Problem, X0: np.ndarray, *, tol: float, max_iter: int, call
             hist[key].append(v)
         if callback is not None:
             callback(it, objective=s.f, grad=gn, step=t)
-    stats = {"iterations": it, "cg_steps": 0, "converged": converged, "grad_norm": gn,
+    stats = {"iterations": it, "cg_steps": 0, "converged": gn <= tol, "grad_norm": gn,
              "seconds": time.perf_counter() - t0}
     return s, stats, hist
 
