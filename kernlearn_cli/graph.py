@@ -69,11 +69,11 @@ def knn_laplacian(X: np.ndarray, *, neighbors: int = 5, sigma_neighbors: int = 1
     from sklearn import config_context
     from sklearn.neighbors import NearestNeighbors
 
+    if bandwidth not in ("half_mean", "edge_mean"):
+        raise ConfigError(f"bandwidth must be 'half_mean' or 'edge_mean'; got '{bandwidth}'.")
     m = max(neighbors, sigma_neighbors)
     with config_context(working_memory=64):       # MB per distance chunk (sklearn's default is 1 GB)
         dist, idx = NearestNeighbors(n_neighbors=m).fit(X).kneighbors()    # the point itself excluded
-    if bandwidth not in ("half_mean", "edge_mean"):
-        raise ConfigError(f"bandwidth must be 'half_mean' or 'edge_mean'; got '{bandwidth}'.")
     d, j = dist[:, :neighbors], idx[:, :neighbors]
     if bandwidth == "half_mean":
         sigma = 0.5 * float(dist[:, :sigma_neighbors].mean())

@@ -55,9 +55,12 @@ def kpca_1nn_error(G: np.ndarray, ds, *, rng, constraints, result=None, componen
         Z = kpca_coordinates(F, components)
         clf = KNeighborsClassifier(n_neighbors=1, algorithm="brute").fit(Z[lab], y[lab])
         test_error = float(np.mean(clf.predict(Z[test]) != y[test]))
-        D = np.sum((Z[lab, None, :] - Z[None, lab, :]) ** 2, axis=-1)
-        np.fill_diagonal(D, np.inf)
-        return test_error, float(np.mean(y[lab][np.argmin(D, axis=1)] != y[lab]))
+        Zl, nearest = Z[lab], np.empty(lab.size, dtype=np.int64)
+        for b in range(0, lab.size, 256):              # leave-one-out 1-NN, 256 rows at a time
+            D = np.sum((Zl[b:b + 256, None, :] - Zl[None, :, :]) ** 2, axis=-1)
+            D[np.arange(D.shape[0]), np.arange(b, b + D.shape[0])] = np.inf
+            nearest[b:b + 256] = np.argmin(D, axis=1)
+        return test_error, float(np.mean(y[lab][nearest] != y[lab]))
 
     out = {"error": errors(G)[0]}
     path = getattr(result, "path", None) or []

@@ -331,15 +331,15 @@ def trin_solve(prob: Problem, X0: np.ndarray, *, tol: float, max_iter: int, max_
         Xt = 0.5 * (Xt + Xt.T)
         trial = _state(prob, Xt) if pred > 0 else None                   # Cholesky = PD check
         rho = (s.f - trial.f) / pred if trial is not None else -math.inf
+        gn_trial = natural_norm(trial) if trial is not None else math.inf
         if trial is not None and pred <= 1e-11 * max(abs(s.f), 1.0):     # f cannot resolve the decrease:
-            rho = 1.0 if natural_norm(trial) < gn else 0.0               # judge by the gradient instead
+            rho = 1.0 if gn_trial < gn else 0.0                          # judge by the gradient instead
         if rho < 0.25:                                                   # N&W Alg. 4.1
             radius = 0.25 * znorm
         elif rho > 0.75 and hit:
             radius = 2.0 * radius
         if rho > 1e-4:
-            s = trial
-            gn = natural_norm(s)                                         # (recomputed: cheap next to CG)
+            s, gn = trial, gn_trial
         for key, v in (("objective", s.f), ("grad_norm", gn), ("cg_steps", steps), ("radius", radius),
                        ("rho", rho), ("seconds", time.perf_counter() - t0)):
             hist[key].append(v)
