@@ -71,7 +71,7 @@ def _run_one(cell: Cell, out: Path, where: str, force: bool, verbose: bool):
     """Worker entry point: (cell, record | None, error message | None)."""
     from .experiment import run_cell
 
-    def progress(step, *values, **named):
+    def progress(step, /, *values, **named):
         """Solver callback: ``(sweep, dual_change, max_violation)`` or ``(iteration, name=value, ...)``."""
         named = named or dict(zip(("dual change", "max violation"), values))
         print(f"    [{cell.index}] iter {step:5d}  " + "  ".join(f"{k} {v:.3e}" for k, v in named.items()),

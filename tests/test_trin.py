@@ -264,3 +264,23 @@ def test_cli_rejects_a_kernel_that_is_not_positive_definite(tmp_path):
     run = kernlearn("run", tmp_path / "c.yaml", "--out", tmp_path / "out")
     assert run.returncode != 0 and "not positive semidefinite" in run.stderr and "Traceback" not in run.stderr
     assert not any((tmp_path / "out").rglob("factors.h5"))
+
+
+@pytest.mark.parametrize("solver", ["trin", "pr_cg"])
+def test_cli_verbose_prints_the_iterations(tmp_path, solver):
+    """-v: one line per iteration with the solver's own quantities (pr_cg reports its step t)."""
+    import yaml
+
+    from conftest import kernlearn
+
+    cfg = {"name": "trin_v", "seed": 0, "dataset": {"name": "iris"},
+           "kernel": {"name": "laplacian_pinv", "neighbors": 10, "scale_features": "standard"},
+           "constraints": {"name": "neighbor_triplets", "fraction": 0.5, "in_class": 3, "out_class": 3},
+           "solver": {"name": solver, "loss": "log", "gamma": 1.0, "tol": 1e-2},
+           "evaluate": [{"name": "kpca_1nn_error"}]}
+    (tmp_path / "c.yaml").write_text(yaml.safe_dump(cfg))
+    run = kernlearn("run", tmp_path / "c.yaml", "--out", tmp_path / "out", "-v")
+    assert run.returncode == 0, run.stderr
+    lines = [ln for ln in run.stdout.splitlines() if "] iter " in ln]
+    assert lines and all("objective" in ln and "grad" in ln for ln in lines)
+    assert ("  t " in lines[0]) == (solver == "pr_cg") and ("radius" in lines[0]) == (solver == "trin")

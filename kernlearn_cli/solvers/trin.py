@@ -432,7 +432,7 @@ def prcg_solve(prob: Problem, X0: np.ndarray, *, tol: float, max_iter: int, call
         for key, v in (("objective", s.f), ("grad_norm", gn), ("step", t), ("seconds", time.perf_counter() - t0)):
             hist[key].append(v)
         if callback is not None:
-            callback(it, objective=s.f, grad=gn, step=t)
+            callback(it, objective=s.f, grad=gn, t=t)
     stats = {"iterations": it, "cg_steps": 0, "converged": gn <= tol, "grad_norm": gn,
              "seconds": time.perf_counter() - t0}
     return s, stats, hist
