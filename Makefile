@@ -10,7 +10,7 @@ export KERNLEARN_DATA_MIRROR ?= $(MIRROR)
 endif
 KULIS   := configs/papers/kulis2006
 
-.PHONY: install run test bench kulis2006 kulis2006-fig1 kulis2006-fig2 kulis2006-fig2-vn kulis2006-gyrb-protocol tsuda2005 tsuda2005-fig2 tsuda2005-fig3 hu2013 hu2013-table2 hu2013-sdp-check zhang2012-compare zhang2012-fig1 zhang2012 li2009 li2009-table3 li2009-table5 li2009-uspst reproduce reproduce-quick slurm-test clean
+.PHONY: install run test bench kulis2006 kulis2006-fig1 kulis2006-fig2 kulis2006-fig2-vn kulis2006-gyrb-protocol tsuda2005 tsuda2005-fig2 tsuda2005-fig3 hu2013 hu2013-table2 hu2013-sdp-check zhang2012-compare zhang2012-fig1 zhang2012 li2009 li2009-table3 li2009-table3-absolute li2009-stop-rules li2009-table5 li2009-uspst reproduce reproduce-quick slurm-test clean
 
 install: $(VENV)/.installed
 
@@ -185,22 +185,39 @@ zhang2012-compare: install        ## Zhang et al. 2012: SVM accuracy, Nystrom / 
 	$(KL) collect $(Z12)/rcond/compare_nystrom $(Z12)/rcond/compare_nystrom_prior -m svm_accuracy \
 	  --rows dataset --cols solver --prefix $(TABLES)/zhang2012_compare_svm_rcond $(call fill,zhang2012-compare-svm-rcond)
 
-li2009: li2009-table3 li2009-table5 li2009-uspst
+li2009: li2009-table3 li2009-table3-absolute li2009-stop-rules li2009-table5 li2009-uspst
 
 li2009-uspst: install             ## Li et al. 2009, Sec. 6.4 / Fig. 2: uspst, alpha = 32, 7 gammas, 40,100 triplets
 	KERNLEARN_BLAS_THREADS=2 $(KL) run --jobs 1 $(if $(SEEDS),--set "grid.seed=$(SEEDS)") $(LI)/uspst.yaml \
 	  --out $(L09)/uspst
 	$(PY) benchmarks/li2009_fig2.py $(L09)/uspst --figure $(FIGS)/li2009_fig2_uspst.png
 
-li2009-table3: install            ## Li et al. 2009, Tables 3-4: iterations and seconds of trin / pr_cg along the path
+li2009-table3: install            ## Li et al. 2009, Tables 3-4 (the paper's relative stopping rule): trin / pr_cg along the path
+	$(RUN) $(LI)/table3_trin_relative.yaml --out $(L09)/table3_trin_relative
+	$(RUN) $(LI)/table3_pr_cg_relative.yaml --out $(L09)/table3_pr_cg_relative
+	$(RUN) $(LI)/table3_pr_cg_relative.yaml --out $(L09)/table3_pr_cg_relative --set grid.solver.path=[0] \
+	  --set "grid.dataset=[{name: breast_cancer_wisconsin, missing: impute}, {name: ionosphere}]" --set "grid.seed=range(2)"
+	$(KL) collect $(L09)/table3_trin_relative -m iterations --rows dataset --cols solver.path \
+	  --prefix $(TABLES)/li2009_table3_iterations $(call fill,li2009-table3)
+	$(KL) collect $(L09)/table3_trin_relative -m seconds --rows dataset --cols solver.path \
+	  --prefix $(TABLES)/li2009_table3_seconds $(call fill,li2009-table3-seconds)
+	$(KL) collect $(L09)/table3_pr_cg_relative -m iterations --rows dataset --cols solver.path \
+	  --prefix $(TABLES)/li2009_table4_iterations $(call fill,li2009-table4)
+	$(KL) collect $(L09)/table3_pr_cg_relative -m seconds --rows dataset --cols solver.path \
+	  --prefix $(TABLES)/li2009_table4_seconds $(call fill,li2009-table4-seconds)
+
+li2009-table3-absolute: install   ## Li et al. 2009, Tables 3-4 under the absolute rule ||K^1/2 grad K^1/2|| <= 1e-3
 	$(RUN) $(LI)/table3_trin.yaml --out $(L09)/table3_trin
 	$(RUN) $(LI)/table3_pr_cg.yaml --out $(L09)/table3_pr_cg
 	$(KL) collect $(L09)/table3_trin -m iterations --rows dataset --cols solver.path \
-	  --prefix $(TABLES)/li2009_table3_iterations $(call fill,li2009-table3)
-	$(KL) collect $(L09)/table3_pr_cg -m iterations --rows dataset --cols solver.path \
-	  --prefix $(TABLES)/li2009_table4_iterations $(call fill,li2009-table4)
+	  --prefix $(TABLES)/li2009_table3_absolute_iterations $(call fill,li2009-table3-absolute)
 	$(KL) collect $(L09)/table3_trin -m seconds --rows dataset --cols solver.path \
-	  --prefix $(TABLES)/li2009_table3_seconds $(call fill,li2009-table3-seconds)
+	  --prefix $(TABLES)/li2009_table3_absolute_seconds $(call fill,li2009-table3-absolute-seconds)
+	$(KL) collect $(L09)/table3_pr_cg -m iterations --rows dataset --cols solver.path \
+	  --prefix $(TABLES)/li2009_table4_absolute_iterations $(call fill,li2009-table4-absolute)
+
+li2009-stop-rules: li2009-table3 li2009-table3-absolute   ## Li et al. 2009: what the relative stopping rule gives up
+	$(PY) benchmarks/li2009_stop_rules.py $(L09)/table3_trin_relative $(L09)/table3_trin
 
 li2009-table5: install            ## Li et al. 2009, Table 5: KPCA + 1-NN test error, four losses and the Laplacian
 	$(RUN) $(LI)/table5.yaml --out $(L09)/table5
@@ -211,6 +228,7 @@ li2009-table5: install            ## Li et al. 2009, Table 5: KPCA + 1-NN test e
 	  --prefix $(TABLES)/li2009_table5_laplacian $(call fill,li2009-table5-laplacian)
 	$(KL) collect $(L09)/table5 -m error_best --rows dataset --cols solver.loss \
 	  --prefix $(TABLES)/li2009_table5_best $(call fill,li2009-table5-best)
+	$(PY) benchmarks/li2009_table5_vs_paper.py $(L09)/table5 $(L09)/table5_laplacian
 
 reproduce: kulis2006 kulis2006-fig2-vn tsuda2005 hu2013 zhang2012 li2009   ## every paper target
 

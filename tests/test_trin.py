@@ -155,8 +155,9 @@ def test_trin_reaches_the_optimum_of_an_independent_convex_solver(seed):
     res = T.trin(G0, C, loss="log", gamma=4.0, tol=1e-8)
     assert res.converged
     assert abs(res.objective - ref) <= 1e-6 * abs(ref)
-    cg = T.pr_cg(G0, C, loss="log", gamma=4.0, tol=1e-6, max_iter=20000)
-    assert abs(cg.objective - ref) <= 1e-6 * abs(ref)
+    for precondition in (False, True):
+        cg = T.pr_cg(G0, C, loss="log", gamma=4.0, tol=1e-6, max_iter=20000, precondition=precondition)
+        assert abs(cg.objective - ref) <= 1e-6 * abs(ref)    # plain PR+ stalls at ‖∇‖ ≈ 6e-6 on seed 0
 
 
 @pytest.mark.parametrize("loss", ["log", "lmnn", "itml", "hoi"])
@@ -167,6 +168,9 @@ def test_trin_matches_a_long_pr_cg_run_and_meets_the_invariants(loss):
     a = T.trin(G0, C, loss=loss, gamma=4.0, tol=1e-7)
     b = T.pr_cg(G0, C, loss=loss, gamma=4.0, tol=1e-6, max_iter=50000)
     assert abs(a.objective - b.objective) <= 1e-6 * abs(b.objective)
+    c = T.pr_cg(G0, C, loss=loss, gamma=4.0, tol=1e-6, max_iter=50000, precondition=True)
+    assert c.converged and c.iterations < b.iterations
+    assert abs(c.objective - b.objective) <= 1e-6 * abs(b.objective)
     K = a.G @ a.G.T
     ev = np.linalg.eigvalsh(K)
     assert ev[0] > -1e-10 * ev[-1] and np.sum(ev > 1e-10 * ev[-1]) == n - 1     # PD on the range
@@ -182,6 +186,23 @@ def test_path_points_and_warm_start():
     assert list(warm.history["path_gamma"]) == [2.0 ** -4, 2.0 ** -2, 1.0, 4.0, 16.0, 64.0]
     assert len(warm.path) == 6 and warm.path[-1][0] == 64.0
     assert warm.objective == pytest.approx(cold.objective, rel=1e-9)
+
+
+@pytest.mark.parametrize("solver", [T.trin, T.pr_cg])
+def test_relative_stop_ends_at_the_first_iterate_below_tol_times_the_start(solver):
+    """stop: relative ends each γ's solve at the first iterate whose natural gradient norm is
+    <= tol x its norm at K0 for that γ, warm-started or not (the rule behind the paper's Table 3)."""
+    X, y, G0, C = instance(6)
+    tol = 1e-3
+    r = solver(G0, C, loss="log", gamma=64.0, tol=tol, stop="relative")
+    g0 = solver(G0, C, loss="log", gamma=64.0, tol=1e300).info["grad_norm"]    # no iteration: the norm at K0
+    g = r.history["grad_norm"]
+    assert r.converged and g[-1] <= tol * g0 < g[-2]
+    assert r.iterations < solver(G0, C, loss="log", gamma=64.0, tol=tol).iterations
+    warm = solver(G0, C, loss="log", gamma=64.0, tol=tol, stop="relative", path=8.0, gamma_min=1.0)
+    assert warm.converged and warm.info["grad_norm"] <= tol * g0 < g[-2]
+    with pytest.raises(ConfigError, match="solver.stop must be"):
+        solver(G0, C, stop="relativ")
 
 
 def test_deterministic():
