@@ -60,7 +60,8 @@ def main() -> None:
             ds, G0, C = setting(name)
             for a in alphas:
                 it_t, s_t, ok_t, f_t = run(trin, G0, C, a, args.max_iter, args.stop)
-                row = f"| {name} (n={ds.n}) | {'baseline' if a == 0 else f'{a:g}'} | {it_t}{'' if ok_t else '*'} | {s_t:.2f} |"
+                label = "baseline" if a == 0 else f"{a:g}"
+                row = f"| {name} (n={ds.n}) | {label} | {it_t}{'' if ok_t else '*'} | {s_t:.2f} |"
                 if args.no_cg:
                     print(row + " | | | | | | |", flush=True)
                     continue
