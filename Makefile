@@ -195,7 +195,7 @@ li2009-uspst: install             ## Li et al. 2009, Sec. 6.4 / Fig. 2: uspst, a
 li2009-table3: install            ## Li et al. 2009, Tables 3-4 (the paper's relative stopping rule): trin / pr_cg along the path
 	$(RUN) $(LI)/table3_trin_relative.yaml --out $(L09)/table3_trin_relative
 	$(RUN) $(LI)/table3_pr_cg_relative.yaml --out $(L09)/table3_pr_cg_relative
-	$(RUN) $(LI)/table3_pr_cg_relative.yaml --out $(L09)/table3_pr_cg_relative --set grid.solver.path=[0] \
+	$(RUN) $(LI)/table3_pr_cg_relative.yaml --out $(L09)/table3_pr_cg_relative --set "grid.solver.path=[0]" \
 	  --set "grid.dataset=[{name: breast_cancer_wisconsin, missing: impute}, {name: ionosphere}]" --set "grid.seed=range(2)"
 	$(KL) collect $(L09)/table3_trin_relative -m iterations --rows dataset --cols solver.path \
 	  --prefix $(TABLES)/li2009_table3_iterations $(call fill,li2009-table3)
