@@ -425,7 +425,7 @@ def prcg_solve(prob: Problem, X0: np.ndarray, *, tol: float, max_iter: int, prec
         for _ in range(60):       # the minimiser can sit within rounding of the PD boundary: back off
             Xt = s.X + t * D
             trial = _state(prob, 0.5 * (Xt + Xt.T))
-            if t == 0.0 or (trial is not None and trial.f <= s.f):
+            if trial is not None or t == 0.0:
                 break
             t *= 0.5
         if trial is None or t == 0.0 or not trial.f <= s.f:
