@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Callable
 
 import numpy as np
@@ -554,10 +554,11 @@ def build_problem(G0: np.ndarray, constraints: Constraints, loss: str, gamma: fl
             shift_null = N
     full = r == n or shift_null is not None
     op = TraceMap(n, rows, a, b, coef, c, None if full else G0)
+    shift = None if shift_null is None else (np.sum(G0 * G0) / r) * (shift_null @ shift_null.T)  # s = tr(K0) / r
     if full:
         K0 = G0 @ G0.T
-        if shift_null is not None:
-            K0 += (np.sum(G0 * G0) / r) * (shift_null @ shift_null.T)   # s = tr(K0) / r
+        if shift is not None:
+            K0 += shift
         c0 = chol(K0)
         if c0 is None:
             raise DataError(f"solver '{solver}': the initial kernel is not positive definite on its range.")
@@ -588,7 +589,7 @@ def build_problem(G0: np.ndarray, constraints: Constraints, loss: str, gamma: fl
     def decode(X):
         if not full:
             return G0 @ chol(X)[0]                    # K = G0 X G0^T = (G0 L)(G0 L)^T
-        K = X if shift_null is None else X - (np.sum(G0 * G0) / r) * (shift_null @ shift_null.T)
+        K = X if shift is None else X - shift
         ev, U = np.linalg.eigh(0.5 * (K + K.T))
         keep = ev > 1e-10 * ev[-1]
         return np.ascontiguousarray(U[:, keep][:, ::-1] * np.sqrt(ev[keep][::-1]))
@@ -645,11 +646,13 @@ def _solve(method: str, G0, constraints, *, loss, gamma, tol, max_iter, path, ga
             raise ConfigError(f"solver '{method}': with loss 'linear' a minimiser exists only for gamma < {g_sup:.4g}; "
                               f"the path starts at gamma_min = {gamma_min:g}. Lower gamma_min.")
     X = X0
+    start = _state(prob, X0) if stop == "relative" else None      # K0's factor, inverse, x: γ-free
     per_gamma = {k: [] for k in ("path_gamma", "path_iterations", "path_cg_steps", "path_seconds", "path_objective")}
     kept, history, all_converged = [], {}, True
     for g in gammas:
         prob.w = g / meta["labeled"] if normalize else g
-        target = tol * natural_norm(_state(prob, X0)) if stop == "relative" else tol
+        target = tol * natural_norm(replace(start, G=prob.gradient(start.Xinv, start.x))) \
+            if start is not None else tol
         if method == "trin":
             s, stats, hist = trin_solve(prob, X, tol=target, max_iter=max_iter, max_cg=max_cg, trust_norm=trust_norm,
                                         callback=callback)
