@@ -46,7 +46,7 @@ def run(config: Path = typer.Argument(..., help="YAML experiment config."),
     """Run the cells of CONFIG (finished cells are skipped) and print the results table."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
-    from .report import collect as collect_
+    from .report import collect as collect_, convergence
     from .runner import array_index_from_env, claim_folder, run_cells, select_cells
 
     cfg, cells = _cells(config, set_, seed)
@@ -65,9 +65,10 @@ def run(config: Path = typer.Argument(..., help="YAML experiment config."),
         for cell, record, error in run_cells(cells, out, where=str(config), jobs=jobs, force=force,
                                                    verbose=bool(verbose)):
             bar.advance(task)
-            if error is not None:     # this cell's constraints are infeasible; the others still run
+            if error is not None:     # certified infeasible, or a numerical breakdown; the others still run
                 failed.append(f"[{cell.index}] {cell.id}: {error}")
-                bar.console.print(f"[{cell.index}] {cell.id}: FAILED (infeasible), nothing written", highlight=False)
+                bar.console.print(f"[{cell.index}] {cell.id}: FAILED ({error.split(':')[0]}), nothing written",
+                                  highlight=False)
             elif record is None:
                 skipped += 1
             else:
@@ -75,8 +76,8 @@ def run(config: Path = typer.Argument(..., help="YAML experiment config."),
                 metrics = "  ".join(f"{k}={v:.4f}" for k, v in record["metrics"].items()
                                     if not k.endswith("_std") and isinstance(v, (int, float)))
                 bar.console.print(f"[{cell.index}] {cell.id}: {record['solver']} {record['iterations']} it "
-                                  f"{record['seconds']:.2f}s {'converged' if record['converged'] else 'NOT converged'}"
-                                  f"  {metrics}", highlight=False, soft_wrap=True)
+                                  f"{record['seconds']:.2f}s {convergence(record)}  {metrics}", highlight=False,
+                                  soft_wrap=True)
     _echo_err(f"{done} cell(s) run, {skipped} already finished, {len(failed)} failed, results in {out}")
     if failed:
         raise InfeasibleError(f"{len(failed)} cell(s) failed and wrote nothing; the first: {failed[0]}")

@@ -20,4 +20,18 @@ class DataError(KernlearnError):
 
 
 class InfeasibleError(KernlearnError):
-    """The constraint set cannot be met (or the projections broke down numerically)."""
+    """The constraint set provably cannot be met.
+
+    Raised only with a verified certificate of infeasibility (``certificate``, a dict: e.g. the
+    weights y of a Farkas combination and the eigenvalue check that proves it), never on a
+    heuristic.
+    """
+
+    def __init__(self, message: str, certificate: dict | None = None):
+        super().__init__(message)
+        self.certificate = certificate or {}
+
+
+class SolverError(KernlearnError):
+    """A solver could not continue numerically on this input (nearly degenerate constraints or
+    kernel); unlike :class:`InfeasibleError` this proves nothing about the constraints."""

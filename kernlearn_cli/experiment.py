@@ -134,8 +134,9 @@ def _run_cell(cell: Cell, out_dir: Path, *, where: str, force: bool, progress: C
         "dataset": ds_entry.name, "kernel": bound["kernel"][0].name, "constraints_generator": gen.name,
         "solver": solver.name, "n": ds.n, "rank0": int(G0.shape[1]), "constraints": len(constraints),
         "objective": float(result.objective), "iterations": int(result.iterations),
-        "converged": bool(result.converged), "seconds": seconds, "metrics": metrics,
-        "info": result.info, "config": cell.config, "kernlearn_version": __version__,
+        "converged": result.converged, "seconds": seconds, "metrics": metrics,
+        "certificate": result.certificate, "info": result.info, "config": cell.config,
+        "kernlearn_version": __version__,
     }
     write_record(cell_dir / RECORD, record)
     return record

@@ -23,6 +23,8 @@ from .types import KINDS, Constraints, SolverResult
 
 FACTORS = "factors.h5"
 RECORD = "record.json"
+#: The ``converged`` attribute of a result to which convergence does not apply (record.json: null).
+CONVERGED_NA = "n/a"
 
 
 @contextmanager
@@ -68,14 +70,33 @@ def write_factors(path: Path, result: SolverResult, constraints: Constraints, la
         hist = f.create_group("history")
         for name, arr in result.history.items():
             hist.create_dataset(name, data=np.asarray(arr))
+        write_certificate(f.create_group("certificate"), result.certificate)
         f.attrs.update({
             "solver": solver, "config": yaml.safe_dump(config, sort_keys=False), "seed": seed,
-            "converged": bool(result.converged), "iterations": int(result.iterations),
+            "converged": CONVERGED_NA if result.converged is None else bool(result.converged),
+            "iterations": int(result.iterations),
             "seconds": float(seconds), "objective": float(result.objective),
             "kernlearn_version": __version__,
         })
         for key, value in result.info.items():
             f.attrs[key] = value
+
+
+def write_certificate(group: h5py.Group, certificate: dict) -> None:
+    """The certificate as attributes of ``group`` (arrays as datasets): ``converged``, ``rule``,
+    ``stopped_by``, per check ``<name>`` (value), ``<name>_tol`` and ``<name>_met``, per figure its value."""
+    if not certificate:
+        return
+    converged = certificate["converged"]
+    group.attrs.update({"converged": CONVERGED_NA if converged is None else bool(converged),
+                        "rule": certificate["rule"], "stopped_by": certificate["stopped_by"]})
+    for name, check in certificate["checks"].items():
+        group.attrs.update({name: check["value"], f"{name}_tol": check["tol"], f"{name}_met": check["met"]})
+    for name, value in certificate["figures"].items():
+        if isinstance(value, (list, np.ndarray)):
+            group.create_dataset(name, data=np.asarray(value))
+        elif value is not None:
+            group.attrs[name] = value
 
 
 def read_factors(path: Path) -> dict:
@@ -87,6 +108,9 @@ def read_factors(path: Path) -> dict:
                                                     [k.decode() for k in g["kind"][()]], g["bound"][()],
                                                     g["k"][()] if "k" in g else None)
         out["attrs"] = dict(f.attrs)
+        if "certificate" in f:
+            cg = f["certificate"]
+            out["certificate"] = {**dict(cg.attrs), **{k: cg[k][()] for k in cg}}
     return out
 
 

@@ -3,6 +3,12 @@
 ``summarize`` gives one row per setting (every varying value but the seed) with the
 mean and std of each metric over seeds; ``pivot`` lays one metric out like a paper's
 table (rows e.g. constraint counts or datasets, columns e.g. methods).
+
+Every table says how far its numbers are certified: the long table has, per row, the
+converged cells out of those where convergence applies and the worst certificate check
+(the one furthest from its tolerance); a paper table marks with † every entry that
+includes a cell that did not converge and names them in a note below it; a figure rings
+such points.
 """
 
 from __future__ import annotations
@@ -21,7 +27,30 @@ from .io import FACTORS, RECORD, atomic_path
 #: (``timing.*``) so that tables of the same config are identical, bit for bit.
 SUMMARY = ("iterations", "objective")
 TIMING = "seconds"
-_NOT_SETTINGS = {"cell", "seed", "converged", "constraints", "n", "rank0", TIMING, *SUMMARY}
+_NOT_SETTINGS = {"cell", "seed", "converged", "constraints", "n", "rank0", TIMING, *SUMMARY,
+                 "cert_check", "cert_value", "cert_tol", "cert_ratio"}
+#: Marks a paper-table entry (or a figure point) that includes cells whose certificate was not met.
+MARK = "†"
+
+
+def convergence(record: dict) -> str:
+    """'converged', 'NOT converged (worst check)' or 'converged n/a', for one record."""
+    if record["converged"] is None:
+        return "converged n/a"
+    if record["converged"]:
+        return "converged"
+    worst = (record.get("certificate") or {}).get("worst")
+    return "NOT converged" + (f" ({worst['check']} {worst['value']:.2g} > {worst['tol']:.2g})" if worst else "")
+
+
+def _worst(certificate: dict | None) -> dict:
+    """The record's worst check as table columns (NaN / None without a certificate)."""
+    worst = (certificate or {}).get("worst")
+    if not worst:
+        return {"cert_check": None, "cert_value": np.nan, "cert_tol": np.nan, "cert_ratio": np.nan}
+    ratio = worst["value"] / worst["tol"] if worst["tol"] > 0 else np.inf
+    return {"cert_check": worst["check"], "cert_value": worst["value"], "cert_tol": worst["tol"],
+            "cert_ratio": ratio if np.isfinite(worst["value"]) else np.inf}
 
 
 def load_records(roots: list[Path]) -> tuple[pd.DataFrame, int]:
@@ -42,7 +71,7 @@ def load_records(roots: list[Path]) -> tuple[pd.DataFrame, int]:
                 grid_keys.add(key)
             row.setdefault("seed", rec["seed"])
             row.update(solver=rec["solver"], dataset=rec["dataset"], constraints=rec["constraints"],
-                       n=rec["n"], rank0=rec["rank0"], converged=rec["converged"],
+                       n=rec["n"], rank0=rec["rank0"], converged=rec["converged"], **_worst(rec.get("certificate")),
                        **{k: rec[k] for k in (*SUMMARY, TIMING)},
                        **{k: v for k, v in rec["metrics"].items() if not isinstance(v, (list, dict))})
             rows.append(row)
@@ -80,7 +109,13 @@ def summarize(df: pd.DataFrame, timing: bool = False) -> pd.DataFrame:
     if not timing:
         out["iterations_min"] = g["iterations"].min()
         out["iterations_max"] = g["iterations"].max()
-        out["converged"] = g["converged"].mean()
+        applicable = df["converged"].notna()
+        out["converged"] = (df["converged"] == True).groupby([df[k] for k in keys], dropna=False).sum()  # noqa: E712
+        out["applicable"] = applicable.groupby([df[k] for k in keys], dropna=False).sum()
+        worst = df.loc[df["cert_ratio"].notna()].sort_values("cert_ratio", kind="stable") \
+            .groupby(keys, dropna=False).tail(1).set_index(keys)
+        for col in ("cert_check", "cert_value", "cert_tol"):
+            out[f"worst_{col[5:]}"] = worst[col].reindex(out.index)
     out["seeds"] = g.size()
     return out.reset_index()
 
@@ -92,10 +127,12 @@ def _pm(mean: float, std: float, digits: int) -> str:
 
 
 def display(summary: pd.DataFrame) -> pd.DataFrame:
-    """'mean ± std' strings, one column per metric, plus the sweep range, seeds and converged share."""
+    """'mean ± std' strings, one column per metric, plus the sweep range, seeds, the converged
+    cells (of those where convergence applies) and the worst certificate check."""
     shown = pd.DataFrame()
+    extra = ("seeds", "converged", "applicable", "worst_check", "worst_value", "worst_tol")
     for c in summary.columns:
-        if not c.endswith(("_mean", "_std", "_min", "_max")) and c not in ("seeds", "converged"):
+        if not c.endswith(("_mean", "_std", "_min", "_max")) and c not in extra:
             shown[c] = summary[c]
     for m in (c[:-5] for c in summary.columns if c.endswith("_mean")):
         digits = 1 if m == "iterations" else 4
@@ -103,7 +140,11 @@ def display(summary: pd.DataFrame) -> pd.DataFrame:
     if "iterations_min" in summary:
         shown["iterations range"] = [f"{a}–{b}" for a, b in zip(summary["iterations_min"],
                                                                 summary["iterations_max"])]
-        shown["converged"] = summary["converged"].map(lambda x: f"{x:.0%}")
+        shown["converged"] = [f"{int(k)}/{int(m)}" if m else "n/a"
+                              for k, m in zip(summary["converged"], summary["applicable"])]
+        shown["certificate (worst)"] = [
+            "–" if not isinstance(c, str) else f"{c} {v:.2g} {'≤' if v <= t else '>'} {t:.2g}"
+            for c, v, t in zip(summary["worst_check"], summary["worst_value"], summary["worst_tol"])]
     shown["seeds"] = summary["seeds"]
     return shown
 
@@ -132,17 +173,45 @@ def pivot(df: pd.DataFrame, metric: str, rows: str | None = None, cols: str | No
     stats = g.agg(["mean", "std", "min", "max"]).reset_index()
     stats["value"] = ([_pm(a, b, digits) for a, b in zip(stats["mean"], stats["std"])] if agg == "mean"
                       else [f"{v:.{digits}g}" for v in stats[agg]])
+    bad = (df["converged"] == False).groupby([df[rows], df[cols]], dropna=False).sum()  # noqa: E712
+    stats["value"] += [f" {MARK}" if bad.get((r, c), 0) else "" for r, c in zip(stats[rows], stats[cols])]
     table = stats.pivot(index=rows, columns=cols, values="value").fillna("–")
     table.columns.name = None
-    return table.reset_index()
+    table = table.reset_index()
+    table.attrs["note"] = unconverged_note(df)
+    return table
+
+
+def unconverged_note(df: pd.DataFrame) -> str:
+    """The note below a paper table: how many cells did not converge and their worst check ('' if none)."""
+    bad = df[df["converged"] == False]  # noqa: E712
+    if bad.empty:
+        applicable = int(df["converged"].notna().sum())
+        return f"All {applicable} cell(s) where convergence applies converged (certificate met)." if applicable else ""
+    worst = bad.sort_values("cert_ratio", kind="stable").iloc[-1]
+    where = f"; worst: {worst['cert_check']} {worst['cert_value']:.3g} (tol {worst['cert_tol']:.3g})" \
+        if isinstance(worst["cert_check"], str) else ""
+    return (f"{MARK} includes cells that did not converge (certificate not met): {len(bad)} of "
+            f"{int(df['converged'].notna().sum())} cell(s){where}.")
+
+
+def markdown(table: pd.DataFrame) -> str:
+    """The table as Markdown, with its note (``table.attrs["note"]``) below it."""
+    note = table.attrs.get("note")
+    return table.to_markdown(index=False) + (f"\n\n{note}" if note else "")
 
 
 def write_tables(table: pd.DataFrame, prefix: Path, numeric: pd.DataFrame | None = None) -> list[Path]:
-    """``prefix``.md and .tex of ``table``, and .csv of ``numeric`` (default ``table``), atomically."""
+    """``prefix``.md and .tex of ``table`` (with its note), and .csv of ``numeric`` (default ``table``),
+    atomically."""
     paths = []
     numeric = table if numeric is None else numeric
-    for suffix, text in ((".csv", numeric.to_csv(index=False)), (".md", table.to_markdown(index=False) + "\n"),
-                         (".tex", table.to_latex(index=False).replace("±", r"$\pm$"))):
+    note = table.attrs.get("note")
+    latex = table.to_latex(index=False).replace("±", r"$\pm$").replace(MARK, r"$^\dagger$")
+    if note:
+        latex += "\n" + note.replace(MARK, r"$^\dagger$").replace("_", r"\_") + "\n"
+    for suffix, text in ((".csv", numeric.to_csv(index=False)), (".md", markdown(table) + "\n"),
+                         (".tex", latex)):
         path = prefix.with_suffix(suffix)
         with atomic_path(path) as tmp:
             tmp.write_text(text)
@@ -184,7 +253,7 @@ def collect(roots: list[Path], *, metric: str | None = None, rows: str | None = 
         numeric = table = pivot(df, metric, rows, cols, agg=agg)
     name = "table" if metric is None else f"table_{metric}" + ("" if agg == "mean" else f"_{agg}")
     write_tables(table, prefix or Path(roots[0]) / name, numeric)
-    return table, table.to_markdown(index=False), incomplete
+    return table, markdown(table), incomplete
 
 
 def finish_figure(fig, ax, xlabel: str, ylabel: str, title: str | None, output: Path) -> None:
@@ -225,10 +294,16 @@ def plot_curves(df: pd.DataFrame, metric: str, x: str, by: str | None, *, loglog
         for k, (label, part) in enumerate(baselines.groupby(keys, sort=True)):
             name = ", ".join(map(str, label if isinstance(label, tuple) else (label,)))
             ax.axhline(part[metric].mean(), ls="--", lw=1, color=f"C{7 + k % 3}", label=name)
+    ringed = False
     for label, part in df[df[x].notna()].groupby(by, sort=True):
         stats = part.groupby(x)[metric].agg(["mean", "std"]).sort_index()
         ax.errorbar(stats.index, stats["mean"], yerr=stats["std"].fillna(0), marker="o", ms=4, capsize=3,
                     label=str(label))
+        bad = (part["converged"] == False).groupby(part[x]).sum().reindex(stats.index).fillna(0) > 0  # noqa: E712
+        if bad.any():
+            ax.plot(stats.index[bad], stats["mean"][bad], ls="none", marker="o", ms=11, mfc="none", mec="red",
+                    mew=1.2, label=None if ringed else f"{MARK} not converged (certificate not met)")
+            ringed = True
     if loglog or logx:
         ax.set_xscale("log")
     if loglog:

@@ -13,7 +13,7 @@ from typing import Iterator
 import yaml
 
 from .config import Cell
-from .errors import ConfigError, InfeasibleError
+from .errors import ConfigError, InfeasibleError, SolverError
 from .io import atomic_path
 
 #: Environment variables holding the task index of a scheduler's array job, and where
@@ -71,16 +71,17 @@ def _run_one(cell: Cell, out: Path, where: str, force: bool, verbose: bool):
     """Worker entry point: (cell, record | None, error message | None)."""
     from .experiment import run_cell
 
-    def progress(step, /, *values, **named):
-        """Solver callback: ``(sweep, dual_change, max_violation)`` or ``(iteration, name=value, ...)``."""
-        named = named or dict(zip(("dual change", "max violation"), values))
-        print(f"    [{cell.index}] iter {step:5d}  " + "  ".join(f"{k} {v:.3e}" for k, v in named.items()),
-              flush=True)
+    def progress(step, /, **metrics):
+        """Solver callback (solver protocol): ``callback(step, name=value, ...)``."""
+        print(f"    [{cell.index}] iter {step:5d}  " + "  ".join(f"{k.replace('_', ' ')} {v:.3e}"
+                                                             for k, v in metrics.items()), flush=True)
 
     try:
         return cell, run_cell(cell, out, where=where, force=force, progress=progress if verbose else None), None
     except InfeasibleError as exc:
-        return cell, None, str(exc)
+        return cell, None, f"infeasible (certified): {exc}"
+    except SolverError as exc:
+        return cell, None, f"solver breakdown: {exc}"
 
 
 def run_cells(cells: list[Cell], out: Path, *, where: str, jobs: int = 1, force: bool = False,
@@ -89,7 +90,7 @@ def run_cells(cells: list[Cell], out: Path, *, where: str, jobs: int = 1, force:
 
     Finished cells are rerun (and replaced atomically) when ``force`` is set.
     Each yielded triple is (cell, record or None if it was already finished, error
-    message if its constraints were infeasible).  Other errors (bad config, data)
+    message if its constraints were certified infeasible or the solver broke down numerically).  Other errors (bad config, data)
     propagate at once.  Every cell limits BLAS to ``KERNLEARN_BLAS_THREADS`` threads
     (default 1), so N workers do not oversubscribe the cores and a cell gives the
     same bits whichever process runs it.

@@ -161,15 +161,21 @@ class SolverResult:
     ``arrays`` holds extra datasets the factors file must store so the objective
     can be recomputed from the file alone (solver-specific, may be empty); ``path``
     the factors along a regularization path, in memory only.
+
+    ``converged`` is set by :func:`kernlearn_cli.solvers.protocol.finish` from the
+    ``certificate`` (the checks and figures that prove the result, with their tolerances):
+    True or False, or None where convergence does not apply (an on-line run, a closed form).
     """
 
     G: np.ndarray
     objective: float
     iterations: int
-    converged: bool
+    converged: bool | None
     history: dict[str, Any] = field(default_factory=dict)
     info: dict[str, Any] = field(default_factory=dict)
     arrays: dict[str, np.ndarray] = field(default_factory=dict)
     #: (gamma, G) of every point of a regularization path, kept in memory for the evaluators
     #: (solver option ``keep_path``); not written to the factors file.
     path: list = field(default_factory=list)
+    #: The certificate (:meth:`kernlearn_cli.solvers.protocol.Certificate.to_dict`), set by ``finish``.
+    certificate: dict[str, Any] = field(default_factory=dict)

@@ -1,17 +1,45 @@
-"""Shared pieces of the cyclic Bregman projection solvers (``burg``, ``von_neumann``).
+r"""Shared pieces of the cyclic Bregman projection solvers (``burg``, ``von_neumann``).
 
-Compiled helpers (the signed form of a constraint, the dual-corrected step of
-Bregman's method, eq. (4) of Kulis et al. 2006) and the Python-side bookkeeping
-(dual-variable convergence, infeasibility detection, messages).
+Compiled helpers (the signed form of a constraint, the dual-corrected step of Bregman's method,
+eq. (4) of Kulis et al. 2006) and the Python-side bookkeeping: the sweep loop with its stopping
+rule, the certificate of a result, and the certificate of infeasibility.
+
+**Signs and duals.** A constraint tr(K A_i) (<=, >=, =) b_i has sign s_i = +1 (<=), -1 (>=),
++1 (=). Both solvers keep dual variables lambda_i (>= 0 for inequalities, free for equalities)
+such that, in the range of K0 (K = F M F^T, F = G0 for Burg, F = V0 for von Neumann, and
+B_i = F^T A_i F),
+
+* Burg:        M^{-1} = I + sum_i s_i lambda_i B_i,
+* von Neumann: log M = log Lambda0 - sum_i s_i lambda_i B_i.
+
+**Infeasibility (Farkas).** If y >= 0 (free on equalities) has S(y) = sum_i y_i s_i B_i PSD and
+sum_i y_i s_i b_i < 0, then no M >= 0 meets the constraints: tr(M S(y)) >= 0 would have to be
+<= sum_i y_i s_i b_i < 0. On an infeasible set the duals diverge along such a y; they are read
+off, repaired (y <- y + delta u on the "<=" rank-one constraints, u_i = 1/b_i, the least delta
+that lifts the smallest eigenvalue of S(y) above a rounding margin, from one generalised
+eigenproblem), and the result is verified by an eigenvalue check. Only a verified certificate
+raises :class:`~kernlearn_cli.errors.InfeasibleError`.
 """
 
+from __future__ import annotations
+
+import math
+import time
+
 import numpy as np
+import scipy.linalg as sla
 from numba import njit
 
-from ..types import KINDS, Constraints
+from ..errors import ConfigError, InfeasibleError, SolverError
+from ..types import KIND_CODE, KINDS, Constraints
+from .protocol import Certificate
 
 OK, BROKEN, STUCK = 0, 1, 2
 TINY = 1e-300
+_EPS = float(np.finfo(np.float64).eps)
+_DIST = [KIND_CODE["dist_le"], KIND_CODE["dist_ge"], KIND_CODE["dist_eq"]]
+_GE = [KIND_CODE["dist_ge"], KIND_CODE["sim_ge"]]
+_EQ = [KIND_CODE["dist_eq"], KIND_CODE["sim_eq"]]
 
 
 @njit(cache=True)
@@ -57,48 +85,171 @@ def describe(constraints: Constraints, q: int) -> str:
             f"{constraints.j[q]}, bound {constraints.bound[q]:.6g})")
 
 
-def stalled(viol: list[float], lam_norm: list[float], window: int) -> bool:
-    """Infeasibility signature: over the last ``window`` sweeps the largest violation did not
-    shrink by 1% while the dual variables kept growing by more than 10%."""
-    if len(viol) < 2 * window:
-        return False
-    return viol[-1] > 1e-9 and viol[-1] > 0.99 * viol[-1 - window] \
-        and lam_norm[-1] > 1.1 * lam_norm[-1 - window]
+# ---- constraints in the range of K0 ---------------------------------------------------------
+
+def signs(constraints: Constraints) -> np.ndarray:
+    """s_i: -1 for >=, +1 for <= and = (the sign of lambda_i in the optimality conditions)."""
+    return np.where(np.isin(constraints.kind, _GE), -1.0, 1.0)
 
 
+def constraint_factors(F: np.ndarray, constraints: Constraints) -> tuple[np.ndarray, np.ndarray]:
+    """P, Q (c x r) with tr(K A_i) = p_i^T M q_i for K = F M F^T, i.e. B_i = sym(p_i q_i^T).
 
-
-def run_sweeps(sweep, lam, constraints: Constraints, *, name: str, tol: float, max_sweeps: int,
-               slack: float, stall_window: int, callback=None, after_sweep=None):
-    """Drive cyclic sweeps to convergence on the dual variables; shared by the Bregman solvers.
-
-    ``sweep()`` runs one compiled sweep (updating ``lam`` in place) and returns
-    ``(status, index, max violation, its constraint)``; ``after_sweep()`` (optional)
-    runs after each successful sweep.  Returns (converged, sweeps, history).  Raises
-    :class:`InfeasibleError` for a stuck or broken projection, non-finite duals, or a
-    stall (hard constraints only); warns when ``max_sweeps`` is reached.
+    p = F^T (e_i - e_j), q = p for distances; p = F^T e_i, q = F^T e_j for similarities.
     """
-    import warnings
+    is_dist = np.isin(constraints.kind, _DIST)[:, None]
+    Fi, Fj = F[constraints.i], F[constraints.j]
+    P = np.where(is_dist, Fi - Fj, Fi)
+    return P, np.where(is_dist, P, Fj)
 
-    from ..errors import InfeasibleError
 
+def gram(P: np.ndarray, Q: np.ndarray, coef: np.ndarray) -> np.ndarray:
+    """sum_i coef_i sym(p_i q_i^T), O(c r^2)."""
+    S = (P * coef[:, None]).T @ Q
+    return 0.5 * (S + S.T)
+
+
+def relative_violations(values: np.ndarray, constraints: Constraints, bound: np.ndarray) -> np.ndarray:
+    """|violation| / |b| per constraint (0 when met), against ``bound`` (the slack-adjusted bounds)."""
+    kind = constraints.kind
+    le = np.isin(kind, [KIND_CODE["dist_le"], KIND_CODE["sim_le"]])
+    ge = np.isin(kind, _GE)
+    v = np.where(le, np.maximum(values - bound, 0.0),
+                 np.where(ge, np.maximum(bound - values, 0.0), np.abs(values - bound)))
+    return v / np.maximum(np.abs(bound), 1e-12)
+
+
+def _merge_rank_one(constraints: Constraints, rank_one: np.ndarray) -> np.ndarray:
+    """Group label per constraint: rank-one constraints on the same vector (the same pair's distance,
+    or the same K_ii) share a label, so their terms in S(y) add exactly; others get their own."""
+    lo, hi = np.minimum(constraints.i, constraints.j), np.maximum(constraints.i, constraints.j)
+    is_dist = np.isin(constraints.kind, _DIST)
+    key = np.stack([np.where(rank_one, lo, -1 - np.arange(len(lo))), np.where(rank_one, hi, 0),
+                    is_dist.astype(np.int64)], 1)
+    return np.unique(key, axis=0, return_inverse=True)[1].ravel()
+
+
+def infeasibility_certificate(P: np.ndarray, Q: np.ndarray, constraints: Constraints,
+                              y0: np.ndarray) -> dict | None:
+    """A verified Farkas certificate of infeasibility near the direction ``y0``, or None.
+
+    Looks for y >= 0 (free on equalities) with S(y) = sum y_i s_i B_i PSD and sum y_i s_i b_i < 0
+    (module docstring). Rank-one terms on the same vector are merged first (their coefficients
+    add exactly), and a merged coefficient below 0 is lifted to 0 by the cheapest "<=" (or "=")
+    constraint on that vector. S(y) is then PSD by construction if every remaining term is a PSD
+    rank-one term with a coefficient >= 0; otherwise its smallest eigenvalue must exceed a margin
+    that dominates the rounding of forming S and of the eigensolver, after a global repair
+    (y <- y + delta u on the "<=" rank-one constraints, u_i = 1/b_i). Returns ``{"weights",
+    "min_eigenvalue", "combined_bound", "margin", "support"}`` (weights scaled to sum_i y_i s_i b_i
+    = -1), or None when no certificate could be verified.
+    """
+    s, b = signs(constraints), constraints.bound
+    is_eq = np.isin(constraints.kind, _EQ)
+    y = np.where(is_eq, y0, np.maximum(y0, 0.0)).astype(np.float64)
+    if not np.all(np.isfinite(y)) or not (y * s) @ b < 0:
+        return None
+    rank_one = np.isin(constraints.kind, _DIST) | (constraints.i == constraints.j)
+    liftable = rank_one & ((s > 0) | is_eq)                 # raising y_i adds a PSD term
+    group = _merge_rank_one(constraints, rank_one)
+    coef = y * s
+    merged = np.bincount(group, weights=coef)
+    spread = np.bincount(group, weights=np.abs(coef))
+    for g in np.flatnonzero(merged < 0):                    # lift a negative merged coefficient to (just above) 0
+        members = np.flatnonzero((group == g) & liftable)
+        if members.size:
+            q = members[np.argmin(b[members])]
+            y[q] += -merged[g] + 1e-12 * spread[g]
+    coef = y * s
+    merged = np.bincount(group, weights=coef)
+    size_i = np.linalg.norm(P, axis=1) * np.linalg.norm(Q, axis=1)
+    vanishes = np.bincount(group, weights=size_i, minlength=merged.size) == 0   # the vector is 0 in the range
+    structural = bool(np.all((merged >= 0) | vanishes) and np.all(rank_one | (coef == 0)))
+    c, r = P.shape
+    rounding = 1e3 * (c + r) * _EPS
+    S = gram(P, Q, coef)
+    if structural:                        # a sum of PSD rank-one terms: PSD without an eigenvalue test
+        margin, lmin = 0.0, float(np.linalg.eigvalsh(S)[0])
+    else:
+        margin = rounding * float(np.abs(y) @ size_i)
+        lmin = float(np.linalg.eigvalsh(S)[0])
+        if lmin < margin:                 # global repair along the "<=" rank-one constraints
+            u = np.where(liftable & (b > 0), 1.0 / np.where(b > 0, b, 1.0), 0.0)
+            try:
+                mu = float(sla.eigh(S - 2.0 * margin * np.eye(r), gram(P, Q, u * s), eigvals_only=True)[0])
+            except (np.linalg.LinAlgError, ValueError):
+                return None                # the liftable constraints do not span the range: no repair
+            if mu < 0:
+                y = y - mu * (1.0 + 1e-6) * u
+                coef = y * s
+                S = gram(P, Q, coef)
+                margin = rounding * float(np.abs(y) @ size_i)
+            lmin = float(np.linalg.eigvalsh(S)[0])
+    total = float(coef @ b)
+    strict = total < -rounding * float(np.abs(y) @ np.abs(b))
+    # total = 0 with S PSD and nonzero still excludes every positive definite M (rank preserving)
+    if not ((structural or lmin >= margin) and (strict or (structural and total <= 0 and np.abs(S).max() > 0))):
+        return None
+    scale = -total if total < 0 else 1.0
+    return {"weights": y / scale, "min_eigenvalue": lmin / scale, "combined_bound": total / scale,
+            "margin": margin / scale, "support": int(np.count_nonzero(y))}
+
+
+def raise_infeasible(constraints: Constraints, cert: dict, name: str, sweep: int) -> None:
+    """InfeasibleError naming the constraints with the largest certificate weights."""
+    y = cert["weights"]
+    top = np.argsort(-np.abs(y) * np.abs(constraints.bound), kind="stable")[:3]
+    named = "; ".join(f"{describe(constraints, int(q))} weight {y[q]:.3g}" for q in top if y[q] != 0)
+    raise InfeasibleError(
+        f"the constraints are infeasible (certified after {sweep} sweep(s) of {name}): a combination of "
+        f"{cert['support']} of them, sum_i y_i s_i tr(K A_i) <= sum_i y_i s_i b_i = {cert['combined_bound']:.3g} < 0, "
+        f"has a positive semidefinite left side (smallest eigenvalue {cert['min_eigenvalue']:.3g} >= "
+        f"{cert['margin']:.3g}) on the range of K0, so no kernel there meets them all. The largest weights: "
+        f"{named}. Remove or loosen these, or use solver.slack to trade violations against divergence.", cert)
+
+
+# ---- the sweep loop ----------------------------------------------------------------------------
+
+def run_sweeps(sweep, lam, constraints: Constraints, *, name: str, tol: float, feas_tol: float,
+               max_sweeps: int, hard: bool, certify_every: int, violation, farkas, callback=None,
+               after_sweep=None):
+    """Cyclic sweeps until the dual change is <= ``tol`` and every constraint is met to ``feas_tol``.
+
+    ``sweep()`` runs one compiled sweep (updating ``lam`` in place) and returns ``(status,
+    index, max violation met before a projection, its constraint)``; ``after_sweep()`` (optional)
+    runs after each successful sweep; ``violation()`` is the largest relative violation of the
+    current iterate (computed only when the sweep's own measures say "done"); ``farkas(y0)``
+    returns a verified infeasibility certificate near y0, or None.
+
+    With hard constraints, every ``certify_every`` sweeps in which a constraint is still violated
+    the duals are tried as a Farkas certificate; a verified one raises InfeasibleError, and so
+    does a projection that cannot move a violated constraint (verified as a one-constraint
+    certificate). A numerical breakdown without a certificate raises SolverError.
+
+    Returns (stopped_by, sweeps, history, seconds spent on checks).
+    """
     history = {"dual_change": [], "max_violation": [], "lambda_norm": []}
-    converged = False
+    check_seconds = 0.0
     count = 0
+    stopped_by = "max_iter"
     while count < max_sweeps:
         lam_old = lam.copy()
         status, q, maxviol, argmax = sweep()
         count += 1
-        if status == STUCK:
-            raise InfeasibleError(f"the constraints are infeasible: {describe(constraints, q)} constrains a "
-                                  "quantity that is zero in the range of the initial kernel (or cannot reach its "
-                                  f"bound) and cannot be changed by a rank-preserving {name} update. Remove it, "
-                                  "or use solver.slack for distance constraints.")
-        if status == BROKEN or not np.all(np.isfinite(lam)):
-            raise InfeasibleError(f"the {name} projections broke down at sweep {count} on {describe(constraints, q)}: "
-                                  "the update would leave the positive definite cone or produced non-finite values. "
-                                  "The constraint set is infeasible or numerically degenerate; try solver.slack "
-                                  "to allow violations.")
+        if status == STUCK:                   # a violated constraint no update can move: one-constraint proof
+            y0 = np.zeros(len(lam))
+            y0[q] = -1.0 if constraints.kind[q] in _EQ and constraints.bound[q] > 0 else 1.0
+            cert = farkas(y0)
+            if cert is not None:
+                raise_infeasible(constraints, cert, name, count)
+        if status != OK or not np.all(np.isfinite(lam)):
+            cert = farkas(lam_old) if np.all(np.isfinite(lam_old)) else None
+            if cert is not None:
+                raise_infeasible(constraints, cert, name, count)
+            raise SolverError(
+                f"the {name} projections broke down at sweep {count} on {describe(constraints, q)}: the update "
+                "would leave the positive definite cone or produced non-finite values, and no certificate of "
+                "infeasibility could be verified. The constraint set is nearly infeasible or numerically "
+                "degenerate at double precision; try solver.slack to allow violations.")
         if after_sweep is not None:
             after_sweep()
         change = dual_change(lam, lam_old)
@@ -106,30 +257,56 @@ def run_sweeps(sweep, lam, constraints: Constraints, *, name: str, tol: float, m
         history["max_violation"].append(maxviol)
         history["lambda_norm"].append(float(np.linalg.norm(lam)))
         if callback is not None:
-            callback(count, change, maxviol)
-        if change < tol:
-            converged = True
-            break
-        if slack == float("inf") and stalled(history["max_violation"], history["lambda_norm"], stall_window):
-            raise InfeasibleError(
-                f"the constraints look infeasible: after {count} sweeps the largest violation "
-                f"({maxviol:.3g} relative, at {describe(constraints, argmax)}) has stopped shrinking while the "
-                "dual variables keep growing. Check for contradictory constraints, or use solver.slack "
-                "to trade violations against divergence.")
-    if not converged:
-        warnings.warn(f"{name}: not converged after {max_sweeps} sweeps (dual change "
-                      f"{history['dual_change'][-1]:.3g} > tol {tol:g}); the result is written with "
-                      "converged=false.", stacklevel=3)
-    return converged, count, {k: np.asarray(v) for k, v in history.items()}
+            callback(count, dual_change=change, max_violation=maxviol)
+        if change <= tol and maxviol <= feas_tol:
+            t0 = time.perf_counter()
+            final = violation()
+            check_seconds += time.perf_counter() - t0
+            if final <= feas_tol:
+                stopped_by = "tolerance"
+                break
+        if hard and maxviol > feas_tol and count % certify_every == 0:
+            t0 = time.perf_counter()
+            cert = farkas(lam)
+            check_seconds += time.perf_counter() - t0
+            if cert is not None:
+                raise_infeasible(constraints, cert, name, count)
+    return stopped_by, count, {k: np.asarray(v) for k, v in history.items()}, check_seconds
 
 
-def check_settings(name: str, constraints: Constraints, tol: float, slack: float) -> None:
+def bregman_certificate(values: np.ndarray, constraints: Constraints, lam: np.ndarray, bhat: np.ndarray, *,
+                        slack: float, tol: float, feas_tol: float, last_change: float, stopped_by: str,
+                        primal: float, dual: float, sweeps: int) -> Certificate:
+    """Checks (largest relative violation of the slack-adjusted bounds, dual change) and figures
+    (complementarity max |lambda_i (x_i - bhat_i)|, duality gap, slack used) of a Bregman result."""
+    viol = relative_violations(values, constraints, bhat)
+    figures = {"complementarity": float(np.max(np.abs(lam * (values - bhat)))),
+               "primal_objective": primal, "dual_objective": dual, "duality_gap": primal - dual,
+               "relative_duality_gap": (primal - dual) / max(1.0, abs(primal)), "sweeps": sweeps,
+               "slack": slack}
+    if math.isfinite(slack):
+        figures["slack_used"] = float(np.max(np.abs(bhat - constraints.bound) / np.maximum(np.abs(constraints.bound),
+                                                                                             1e-12)))
+    return Certificate(
+        rule="largest relative violation (of the slack-adjusted bounds) <= feas_tol and dual change <= tol",
+        checks={"max_violation": (float(viol.max()), feas_tol), "dual_change": (last_change, tol)},
+        figures=figures, stopped_by=stopped_by)
+
+
+def check_settings(name: str, constraints: Constraints, tol: float, slack: float, feas_tol: float,
+                   certify_every: int, max_sweeps: int) -> None:
     """The checks every cyclic Bregman solver makes before its first sweep."""
-    from ..errors import ConfigError
-
     if len(constraints) == 0:
         raise ConfigError(f"solver '{name}' needs at least one constraint, but the constraint set is empty.")
     if not tol > 0:
         raise ConfigError(f"solver.tol must be > 0, got {tol}.")
+    if not feas_tol > 0:
+        raise ConfigError(f"solver.feas_tol must be > 0 (the largest relative violation a converged result may "
+                          f"keep), got {feas_tol}.")
     if not slack > 0:
         raise ConfigError(f"solver.slack must be > 0 (or inf for hard constraints), got {slack}.")
+    if certify_every < 1:
+        raise ConfigError(f"solver.certify_every must be >= 1 (sweeps between infeasibility checks), got "
+                          f"{certify_every}.")
+    if max_sweeps < 1:
+        raise ConfigError(f"solver.max_sweeps must be >= 1, got {max_sweeps}.")

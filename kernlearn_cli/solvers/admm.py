@@ -33,6 +33,7 @@ from ..graph import knn_laplacian, scale_features
 from ..registry import solvers
 from ..types import KIND_CODE, Constraints, SolverResult
 from . import _admm_kernels as _k
+from .protocol import Certificate, finish
 
 
 def pair_structure(constraints: Constraints, n: int, solver: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -151,7 +152,7 @@ def admm(G0: np.ndarray, constraints: Constraints, *, dataset, rng, gamma: float
     Lam = np.zeros((n, r))
     Vn, Un = np.empty_like(V), np.empty_like(U)
     history = {"objective": [], "primal": [], "dual": [], "rho": []}
-    converged = False
+    stopped_by = "max_iter"
     t0 = time.perf_counter()
     it = 0
     LU, LV = np.empty_like(U), np.empty_like(V)
@@ -172,23 +173,25 @@ def admm(G0: np.ndarray, constraints: Constraints, *, dataset, rng, gamma: float
         if callback is not None:
             callback(it, objective=objective, primal=primal, dual=dual, rho=rho)
         if max(primal, dual / rho) <= tol * size:        # ||V - U||, ||V^k+1 - V^k|| relative to ||V||
-            converged = True
+            stopped_by = "tolerance"
             break
         if primal > 10.0 * dual:                          # (15)
             rho = 2.0 * rho
         elif dual > 10.0 * primal:
             rho = max(rho / 2.0, 10.0)
     seconds = time.perf_counter() - t0
-    if not converged:
-        import warnings
-
-        warnings.warn(f"admm: not converged after {max_iter} iterations (primal {primal:.3g}, dual {dual:.3g}); "
-                      "the result is written with converged=false.", stacklevel=2)
-    return SolverResult(
-        G=V[inv], objective=pcp_objective(V[inv], L, T, gamma), iterations=it, converged=converged,
+    cert = Certificate(
+        rule="relative residuals (14): ||V - U||_F <= tol ||V||_F and ||V^k+1 - V^k||_F <= tol ||V||_F "
+             "(Hu & Kwok's IterMax is max_iter)",
+        checks={"primal_residual": (primal / max(size, 1e-300), tol),
+                "dual_residual": (dual / rho / max(size, 1e-300), tol)},
+        figures={"v_minus_u": float(np.linalg.norm(V - U)), "rho": rho, "iterations": it, "max_iter": max_iter},
+        stopped_by=stopped_by)
+    return finish(SolverResult(
+        G=V[inv], objective=pcp_objective(V[inv], L, T, gamma), iterations=it, converged=False,
         history={k: np.asarray(v) for k, v in history.items()},
         info={"rank": r, "gamma": float(gamma), "pair_count": "twice", "laplacian": laplacian, "scale": scale,
               "neighbors": neighbors, "sigma": graph["sigma"], "graph_components": graph["components"],
               "primal_residual": history["primal"][-1], "dual_residual": history["dual"][-1],
               "v_minus_u": float(np.linalg.norm(V - U)), "solver_seconds": seconds},
-        arrays=pcp_arrays(L, constraints))
+        arrays=pcp_arrays(L, constraints)), cert, "admm")

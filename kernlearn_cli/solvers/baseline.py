@@ -6,6 +6,7 @@ import numpy as np
 
 from ..registry import solvers
 from ..types import Constraints, SolverResult
+from .protocol import finish, not_applicable
 
 
 @solvers.register("initial", triplets=True)
@@ -16,4 +17,5 @@ def initial(G0: np.ndarray, constraints: Constraints) -> SolverResult:
     it is the Laplacian-eigenmap baseline of Li et al. (2009, Table 5), whose labels are used only
     by the 1-NN classifier.
     """
-    return SolverResult(G=np.array(G0, dtype=np.float64), objective=0.0, iterations=0, converged=True)
+    return finish(SolverResult(G=np.array(G0, dtype=np.float64), objective=0.0, iterations=0, converged=None),
+                  not_applicable("the baseline returns K0; no problem is solved"), "initial")

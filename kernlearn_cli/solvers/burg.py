@@ -40,7 +40,9 @@ from ..kernels import full_column_rank
 from ..registry import solvers
 from ..types import Constraints, SolverResult
 from . import _burg_kernels as _k
-from ._cyclic import check_settings, describe, run_sweeps
+from ._cyclic import (bregman_certificate, check_settings, constraint_factors, describe, gram,
+                      infeasibility_certificate, relative_violations, run_sweeps, signs)
+from .protocol import finish
 
 
 def burg_divergence_core(B: np.ndarray) -> float:
@@ -50,9 +52,31 @@ def burg_divergence_core(B: np.ndarray) -> float:
     return float(np.sum(B * B) - 2.0 * logdet - r) if sign != 0 else math.inf
 
 
+def burg_dual(P: np.ndarray, Q: np.ndarray, constraints: Constraints, lam: np.ndarray, slack: float) -> float:
+    """Lagrange dual g(lambda) = log det(I + sum s_i lambda_i B_i) - sum s_i lambda_i b_i
+    (with slack gamma: + gamma sum log(1 - s_i lambda_i b_i / gamma) instead of the last sum);
+    a lower bound on the optimal value for every admissible lambda (-inf outside its domain)."""
+    coef = signs(constraints) * lam
+    sign, logdet = np.linalg.slogdet(np.eye(P.shape[1]) + gram(P, Q, coef))
+    if sign <= 0:
+        return -math.inf
+    if math.isinf(slack):
+        return float(logdet - coef @ constraints.bound)
+    arg = 1.0 - coef * constraints.bound / slack
+    return float(logdet + slack * np.sum(np.log(arg))) if np.all(arg > 0) else -math.inf
+
+
+def slack_penalty(bhat: np.ndarray, b: np.ndarray, slack: float) -> float:
+    """gamma D_Burg(diag(bhat), diag(b)) = gamma sum (bhat/b - log(bhat/b) - 1) (0 without slack)."""
+    if math.isinf(slack):
+        return 0.0
+    ratio = bhat / b
+    return float(slack * np.sum(ratio - np.log(ratio) - 1.0))
+
+
 @solvers.register("burg")
-def burg(G0: np.ndarray, constraints: Constraints, *, tol: float = 1e-3, max_sweeps: int = 10000,
-         slack: float = math.inf, stall_window: int = 50,
+def burg(G0: np.ndarray, constraints: Constraints, *, tol: float = 1e-3, feas_tol: float = 1e-3,
+         max_sweeps: int = 10000, slack: float = math.inf, certify_every: int = 50,
          callback: Callable | None = None) -> SolverResult:
     """Cyclic Bregman projections under the Burg (LogDet) divergence, O(r^2) per projection.
 
@@ -64,17 +88,22 @@ def burg(G0: np.ndarray, constraints: Constraints, *, tol: float = 1e-3, max_swe
         Distance / similarity constraints, <=, >= or =.
     tol : float
         Stop when the change of the dual variables over a sweep, measured by
-        :func:`dual_change`, falls below ``tol`` (Kulis et al. use 1e-3).
+        :func:`~kernlearn_cli.solvers._cyclic.dual_change`, is below ``tol`` (Kulis et al. use 1e-3)
+        *and* every constraint is met to ``feas_tol``.
+    feas_tol : float
+        Largest relative violation |tr(K A_i) - b_i| / |b_i| (of the slack-adjusted bounds) that a
+        converged result may keep.
     max_sweeps : int
         Give up after this many sweeps; the result then has ``converged=False``.
     slack : float
         ITML-style slack gamma; ``inf`` (default) enforces the constraints exactly.
         Finite gamma always has a solution (use it for infeasible sets); supported for
         distance constraints and diagonal similarity constraints with positive bounds.
-    stall_window : int
-        Sweeps over which a non-shrinking violation with growing duals is declared infeasible.
+    certify_every : int
+        With hard constraints, sweeps between attempts to read a certificate of infeasibility off
+        the diverging dual variables (module :mod:`~kernlearn_cli.solvers._cyclic`).
     callback : callable, optional
-        ``callback(sweep, dual_change, max_violation)`` after every sweep.
+        ``callback(sweep, dual_change=..., max_violation=...)`` after every sweep.
 
     Returns
     -------
@@ -82,16 +111,19 @@ def burg(G0: np.ndarray, constraints: Constraints, *, tol: float = 1e-3, max_swe
         ``G = G0 B`` (n x r), ``objective`` = D_Burg(K, K0), ``iterations`` = sweeps;
         history ``dual_change`` and ``max_violation`` (largest relative violation met
         before a projection, per sweep); info ``projections``, ``rank``, ``max_violation``
-        (relative violation of the returned K).
+        (relative violation of the returned K); certificate: the largest relative violation and
+        the dual change (checks), complementarity, the duality gap (primal with the slack penalty
+        minus :func:`burg_dual`) and the slack used.
 
     Raises
     ------
     InfeasibleError
-        When the constraints cannot be met: a constrained quantity that is 0 in the
-        range of K0, a projection that would leave the PD cone, non-finite values, or
-        violations that stop shrinking while the duals grow (see ``stall_window``).
+        Only with a verified certificate of infeasibility: a violated constraint no rank-preserving
+        update can move, or a Farkas combination read off the diverging duals.
+    SolverError
+        A projection broke down numerically and no certificate could be verified.
     """
-    check_settings("burg", constraints, tol, slack)
+    check_settings("burg", constraints, tol, slack, feas_tol, certify_every, max_sweeps)
     is_dist = np.isin(constraints.kind, [0, 1, 4])
     if slack != float("inf"):
         rank2 = ~is_dist & (constraints.i != constraints.j)
@@ -105,17 +137,31 @@ def burg(G0: np.ndarray, constraints: Constraints, *, tol: float = 1e-3, max_swe
     lam = np.zeros(len(constraints))
     bhat = constraints.bound.copy()
     work = [np.empty(r) for _ in range(4)]
+    P, Q = constraint_factors(G0, constraints)
+
+    def values() -> np.ndarray:               # tr(K A_i) = p_i^T B B^T q_i, O(c r^2)
+        return np.einsum("ij,ij->i", P @ B, Q @ B)
+
     t0 = time.perf_counter()
-    converged, sweep, history = run_sweeps(
+    stopped_by, sweep, history, check_seconds = run_sweeps(
         lambda: _k.burg_sweep(G0, constraints.i, constraints.j, constraints.kind, bhat, lam, B, float(slack), *work),
-        lam, constraints, name="burg", tol=tol, max_sweeps=max_sweeps, slack=slack,
-        stall_window=stall_window, callback=callback)
+        lam, constraints, name="burg", tol=tol, feas_tol=feas_tol, max_sweeps=max_sweeps,
+        hard=math.isinf(slack), certify_every=certify_every,
+        violation=lambda: float(relative_violations(values(), constraints, bhat).max()),
+        farkas=lambda y0: infeasibility_certificate(P, Q, constraints, y0), callback=callback)
     seconds = time.perf_counter() - t0
+    t1 = time.perf_counter()
+    x = values()
+    objective = burg_divergence_core(B)
+    cert = bregman_certificate(x, constraints, lam, bhat, slack=slack, tol=tol, feas_tol=feas_tol,
+                               last_change=float(history["dual_change"][-1]), stopped_by=stopped_by,
+                               primal=objective + slack_penalty(bhat, constraints.bound, slack),
+                               dual=burg_dual(P, Q, constraints, lam, slack), sweeps=sweep)
+    check_seconds += time.perf_counter() - t1
     G = G0 @ B
-    viol = constraints.violations(G) / np.maximum(np.abs(constraints.bound), 1e-12)
-    return SolverResult(
-        G=G, objective=burg_divergence_core(B), iterations=sweep, converged=converged,
-        history=history,
+    viol = relative_violations(x, constraints, constraints.bound)
+    return finish(SolverResult(
+        G=G, objective=objective, iterations=sweep, converged=False, history=history,
         info={"projections": sweep * len(constraints), "rank": r, "max_violation": float(viol.max()),
-              "solver_seconds": seconds, "slack": float(slack)},
-        arrays={"G0": G0, "dual": lam, "bhat": bhat})
+              "solver_seconds": seconds, "certificate_seconds": check_seconds, "slack": float(slack)},
+        arrays={"G0": G0, "dual": lam, "bhat": bhat}), cert, "burg")

@@ -74,12 +74,14 @@ by at most 1 (Theorem 4.1). A rise beyond round-off is a bug and raises ``Runtim
 cyclic pass of Kulis et al.'s solvers), the change of the dual variables over those c steps is
 measured as in :func:`~kernlearn_cli.solvers._cyclic.dual_change` (||gamma - gamma_old||_1 /
 (||gamma||_2 + ||gamma_old||_2), the measure of the authors' ITML code) and the run stops when it
-is below ``tol``. The same measure, tolerance and sweep length as the cyclic ``burg`` solver make
+is below ``tol`` *and* every constraint is met to ``feas_tol`` (relative); these two are the checks
+of the result's certificate, beside the duality gap and complementarity. The same measure, tolerance and sweep length as the cyclic ``burg`` solver make
 "sweeps to convergence" comparable (Kulis et al. Sec. 6 compare DefiniteBoost's sweeps with those
 of exact von Neumann projections); the maximum violation alone would not do, because without the
 dual correction the constraints can all be met long before gamma is optimal. The run also stops,
 converged, when no constraint is violated and (with the correction) no dual variable can be
-released. ``iterations`` = sweeps = ceil(steps / c); ``info["steps"]`` = projections.
+released (``stopped_by = "optimality"``). ``iterations`` = sweeps = ceil(steps / c); ``info["steps"]`` =
+projections.
 
 **Infeasibility.** A single constraint no positive definite trace-one W can meet (lambda_min(C) >= 0)
 is reported before the first step. Otherwise weak duality gives Delta(W, W1) >= -log Z(gamma) for
@@ -95,7 +97,6 @@ from __future__ import annotations
 
 import math
 import time
-import warnings
 from typing import Callable
 
 import llvmlite.binding as _llvm
@@ -105,11 +106,12 @@ from numba import types as _nbt
 from numba.core import cgutils as _cgutils
 from numba.extending import get_cython_function_address, intrinsic
 
-from ..errors import ConfigError, DataError, InfeasibleError
+from ..errors import ConfigError, DataError, InfeasibleError, SolverError
 from ..kernels import RANK_TOL
 from ..registry import solvers
 from ..types import Constraints, SolverResult
-from ._cyclic import describe as _describe, dual_change
+from ._cyclic import describe as _describe, dual_change, relative_violations
+from .protocol import Certificate, finish
 
 # LAPACK dlaed9 (rank-one modification of a diagonal matrix: secular equation + Gu–Eisenstat
 # eigenvectors) from SciPy's bundled LAPACK, bound by symbol name so numba can cache the kernels.
@@ -519,7 +521,8 @@ def kernel_from_dual(G0: np.ndarray, constraints: Constraints, dual: np.ndarray)
 @solvers.register("definiteboost")
 def definiteboost(G0: np.ndarray, constraints: Constraints, *, projection: str = "approximate",
                   dual_correction: bool = False, order: str = "greedy", tol: float = 1e-3,
-                  max_steps: int = 2_000_000, callback: Callable | None = None) -> SolverResult:
+                  feas_tol: float = 1e-3, max_steps: int = 2_000_000,
+                  callback: Callable | None = None) -> SolverResult:
     """DefiniteBoost (Tsuda et al. 2005, Sec. 4): greedy von Neumann projections of trace-one W.
 
     Parameters
@@ -541,11 +544,14 @@ def definiteboost(G0: np.ndarray, constraints: Constraints, *, projection: str =
         in turn, as in Bregman's method and Kulis et al.'s solvers (for comparisons only).
     tol : float
         Stop when the dual variables change by less than ``tol`` over a sweep of c steps
-        (measure of :func:`~kernlearn_cli.solvers._cyclic.dual_change`; Kulis et al. use 1e-3).
+        (measure of :func:`~kernlearn_cli.solvers._cyclic.dual_change`; Kulis et al. use 1e-3) and
+        every constraint is met to ``feas_tol``.
+    feas_tol : float
+        Largest relative violation |tr(K A_i) - b_i| / |b_i| a converged result may keep.
     max_steps : int
         Give up after this many steps (projections); the result then has ``converged=False``.
     callback : callable, optional
-        ``callback(sweep, dual_change, max_violation)`` after every sweep.
+        ``callback(sweep, dual_change=..., max_violation=...)`` after every sweep.
 
     Returns
     -------
@@ -570,8 +576,8 @@ def definiteboost(G0: np.ndarray, constraints: Constraints, *, projection: str =
         raise ConfigError(f"solver.projection must be one of {', '.join(PROJECTIONS)}, got '{projection}'.")
     if order not in ORDERS:
         raise ConfigError(f"solver.order must be one of {', '.join(ORDERS)}, got '{order}'.")
-    if not tol > 0:
-        raise ConfigError(f"solver.tol must be > 0, got {tol}.")
+    if not tol > 0 or not feas_tol > 0:
+        raise ConfigError(f"solver.tol and solver.feas_tol must be > 0, got tol = {tol}, feas_tol = {feas_tol}.")
     if max_steps < 1:
         raise ConfigError(f"solver.max_steps must be >= 1, got {max_steps}.")
     c = len(constraints)
@@ -591,7 +597,8 @@ def definiteboost(G0: np.ndarray, constraints: Constraints, *, projection: str =
         raise InfeasibleError(
             f"the constraints are infeasible: {_describe(constraints, q)} cannot hold for any positive definite "
             f"kernel K with tr K = tr K0 = {s:.6g} in the range of K0 (DefiniteBoost keeps the trace of K0). "
-            "Remove it, or rescale the initial kernel or the bound.")
+            "Remove it, or rescale the initial kernel or the bound.",
+            {"constraint": q, "lambda_min": float(lmin[q]), "lambda_max": float(lmax[q])})
     active = np.where(iseq, (lmin < 0) & (lmax > 0), lmax > 0)
     exact = projection == "exact"
     dual_floor = float(logm1.min()) - 1e-9 * (1.0 + abs(float(logm1.min())))
@@ -608,8 +615,9 @@ def definiteboost(G0: np.ndarray, constraints: Constraints, *, projection: str =
     t0 = time.perf_counter()
     steps = 0
     sweep = 0
-    converged = False
     last = 0.0
+    stopped_by = "max_iter"
+    change = math.nan
     while steps < max_steps:
         gamma_old = gamma.copy()
         block = min(c, max_steps - steps)
@@ -623,15 +631,18 @@ def definiteboost(G0: np.ndarray, constraints: Constraints, *, projection: str =
             sweep += 1
         if status == BROKEN:
             q = int(state[1])
-            raise InfeasibleError(
+            raise SolverError(
                 f"definiteboost broke down at step {steps} on {_describe(constraints, q)}: the step or the "
-                "eigen-update produced non-finite values (the kernel became numerically singular). The constraint "
-                "set is infeasible or numerically degenerate for a kernel of trace tr K0; check its bounds.")
+                "eigen-update produced non-finite values (the kernel became numerically singular), and no "
+                "certificate of infeasibility was reached. The constraint set is nearly infeasible or numerically "
+                "degenerate for a kernel of trace tr K0; check its bounds.")
         if status == INFEASIBLE:
             raise InfeasibleError(
                 f"the constraints are infeasible: after {steps} steps the dual objective (9) fell to {hist[-1]:.6g}, "
                 f"below log lambda_min(W1) = {logm1.min():.6g}, which no feasible kernel allows (weak duality). "
-                "No positive definite kernel with tr K = tr K0 meets them all; check for contradictory constraints.")
+                "No positive definite kernel with tr K = tr K0 meets them all; check for contradictory constraints.",
+                {"dual_objective": float(hist[-1]), "floor": float(logm1.min()), "steps": steps,
+                 "weights": gamma.copy()})
         mono = np.diff(np.concatenate([[last], hist]))
         if mono.size and mono.max() > 1e-10 * (1.0 + abs(last)):
             k = int(np.argmax(mono))
@@ -648,23 +659,29 @@ def definiteboost(G0: np.ndarray, constraints: Constraints, *, projection: str =
             history["dual_change"].append(change)
             history["max_violation"].append(float(viol.max()))
             if callback is not None:
-                callback(sweep, change, float(viol.max()))
-        if status == DONE or (done == c and change < tol):      # a partial last block (max_steps) is no sweep
-            converged = True
+                callback(sweep, dual_change=change, max_violation=float(viol.max()))
+        if status == DONE:                     # no constraint violated, no dual variable releasable: KKT
+            stopped_by, change = "optimality", 0.0
+            break
+        if done == c and change < tol and viol.max() <= feas_tol:  # a partial last block (max_steps) is no sweep
+            stopped_by = "tolerance"
             break
     seconds = time.perf_counter() - t0
-    if not converged:
-        warnings.warn(f"definiteboost: not converged after {max_steps} steps (dual change "
-                      f"{history['dual_change'][-1]:.3g} > tol {tol:g}); the result is written with converged=false.",
-                      stacklevel=2)
     G, log_z, divergence = kernel_from_dual(G0, constraints, gamma)
-    viol = constraints.violations(G) / np.maximum(np.abs(constraints.bound), 1e-12)
-    return SolverResult(
-        G=G, objective=divergence, iterations=-(-steps // c), converged=converged,
+    x = constraints.values(G)
+    viol = relative_violations(x, constraints, constraints.bound)
+    cert = Certificate(
+        rule="largest relative violation <= feas_tol and dual change over a sweep <= tol",
+        checks={"max_violation": (float(viol.max()), feas_tol), "dual_change": (change, tol)},
+        figures={"duality_gap": divergence / s + log_z, "dual_objective": log_z, "dual_floor": float(logm1.min()),
+                 "complementarity": float(np.max(np.abs(gamma * (x - constraints.bound)))) / s, "steps": steps},
+        stopped_by=stopped_by)
+    return finish(SolverResult(
+        G=G, objective=divergence, iterations=-(-steps // c), converged=False,
         history={"dual_objective": np.concatenate(hist_blocks),
                  **{k: np.asarray(v, dtype=np.float64) for k, v in history.items()}},
         info={"steps": steps, "rank": int(Q.shape[1]), "trace": s, "dual_objective": log_z,
               "duality_gap": divergence / s + log_z, "max_violation": float(viol.max()),
               "projection": projection, "dual_correction": bool(dual_correction), "order": order,
               "solver_seconds": seconds},
-        arrays={"G0": np.ascontiguousarray(G0, dtype=np.float64), "dual": gamma})
+        arrays={"G0": np.ascontiguousarray(G0, dtype=np.float64), "dual": gamma}), cert, "definiteboost")

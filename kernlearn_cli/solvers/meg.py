@@ -71,6 +71,7 @@ from ..errors import ConfigError, DataError
 from ..kernels import RANK_TOL
 from ..registry import evaluators, solvers
 from ..types import KIND_CODE, KINDS, Constraints, SolverResult
+from .protocol import finish, not_applicable
 
 #: λ_max - λ_min of every instance matrix X_t built from a dist_eq / sim_eq example.
 R_EXAMPLES = 1.0
@@ -170,14 +171,15 @@ def meg(G0: np.ndarray, constraints: Constraints, *, eta: float = 2.0, iteration
         are the stream's labels (the generator's reference kernel).  Sets the scale s =
         tr(K_ref) and U = K_ref / s; without it s = tr(K0).
     callback : callable, optional
-        ``callback(t, loss_t, cumulative_loss)`` about 100 times over the run (and at the end).
+        ``callback(t, loss=..., cumulative_loss=...)`` about 100 times over the run (and at the end).
 
     Returns
     -------
     SolverResult
         ``G`` (n × n) with G Gᵀ = s W_{T+1}; ``objective`` = the cumulative loss L_MEG(S);
-        ``iterations`` = T; ``converged`` = True (the on-line algorithm has no stopping test:
-        it always completes its T trials).  History (length T): ``loss`` (ŷ_t - y_t)²,
+        ``iterations`` = T; ``converged`` = None (does not apply: the on-line algorithm has no
+        stopping test, it completes its T trials; the certificate holds the cumulative loss, the
+        Lemma 3.2 bound and whether the loss is within it).  History (length T): ``loss`` (ŷ_t - y_t)²,
         ``cumulative_loss``; with a comparison also ``comparison_loss`` (cumulative L_U),
         ``bound`` (eq. 6 for the first t trials) and ``divergence`` Δ(U, W_{t+1}).  Info:
         ``cumulative_loss``, ``loss_bound``, ``bound_ratio`` (= loss_bound / cumulative_loss;
@@ -295,7 +297,7 @@ def meg(G0: np.ndarray, constraints: Constraints, *, eta: float = 2.0, iteration
             # Δ(U, W_{t+1}) = tr(U log U) - tr(U log W_{t+1}), log W_{t+1} = S_t + c_t I - log Z̃_t I
             divergence[t] = h_U - (tr_US + c - log_Z)
         if callback is not None and ((t + 1) % every == 0 or t + 1 == T):
-            callback(t + 1, float(loss[t]), float(loss[: t + 1].sum()))
+            callback(t + 1, loss=float(loss[t]), cumulative_loss=float(loss[: t + 1].sum()))
     seconds = time.perf_counter() - t0
 
     cumulative = np.cumsum(loss)
@@ -314,8 +316,12 @@ def meg(G0: np.ndarray, constraints: Constraints, *, eta: float = 2.0, iteration
     else:
         info.update(loss_bound=math.nan, comparison_loss=math.nan, initial_divergence=math.nan,
                     bound_ratio=math.nan)
-    return SolverResult(G=np.ascontiguousarray(G), objective=float(cumulative[-1]), iterations=T,
-                        converged=True, history=history, info=info, arrays=arrays)
+    figures = {"cumulative_loss": info["cumulative_loss"], "loss_bound": info["loss_bound"],
+               "bound_holds": bool(info["cumulative_loss"] <= info["loss_bound"]) if with_bound else None}
+    return finish(SolverResult(G=np.ascontiguousarray(G), objective=float(cumulative[-1]), iterations=T,
+                               converged=None, history=history, info=info, arrays=arrays),
+                  not_applicable(f"on-line algorithm, {T} trials by design; evidence: the cumulative loss and its "
+                                 "Lemma 3.2 bound", **figures), "meg")
 
 
 @evaluators.register("meg_loss")

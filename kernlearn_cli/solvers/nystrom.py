@@ -33,6 +33,7 @@ from ..errors import ConfigError, DataError
 from ..evaluate.supervised import nka
 from ..registry import solvers
 from ..types import KIND_CODE, Constraints, SolverResult
+from .protocol import Certificate, finish, not_applicable
 
 BLOCK = 8192          # at most this many rows of E at a time (and at most n / 16: temporaries stay small)
 
@@ -145,20 +146,50 @@ def closed_form(S0, El, Kl, lam) -> np.ndarray:
     return U @ St @ U.T
 
 
-def gradient_mapping(S, S0, El, Kl, T, lam, *, tol: float, max_iter: int, A: float = 1.0, growth: float = 2.0):
+def prior_certificate(S, S0, El, Kl, T, lam, mu: float) -> tuple[float, float, float]:
+    """(J(S), ‖ξ‖_F, bound on J(S) − J*) for a PSD S, from the least-norm subgradient ξ.
+
+    The subdifferential of J + ι_{S ⪰ 0} at S is ∇J(S) − {Z ⪰ 0 : Z S = 0}; its least-norm
+    element is ξ = ∇J − N [Nᵀ ∇J N]_+ Nᵀ, N an orthonormal basis of the null space of S
+    (eigenvalues <= 1e-10 times the largest).  J is μ-strongly convex, so J(S) − J* <= ‖ξ‖² / (2μ)
+    (the gradient-mapping residual's certificate; 0 exactly at the optimum).
+    """
+    J, g = prior_value_and_gradient(S, S0, El, Kl, T, lam)
+    ev, U = np.linalg.eigh((S + S.T) / 2)
+    N = U[:, ev <= 1e-10 * max(ev.max(), 0.0)]
+    xi = g - N @ project_psd(N.T @ g @ N) @ N.T if N.shape[1] else g
+    res = float(np.linalg.norm(xi))
+    return J, res, res * res / (2.0 * mu)
+
+
+def strong_convexity(El, T, lam) -> float:
+    """μ of J: 2λ, plus 2 λ_min(E_lᵀE_l)² when T is all ones (the Hessian is 2λ I + 2 E_lᵀE_l ⊗ E_lᵀE_l)."""
+    if np.all(T == 1.0):
+        e_min = max(float(np.linalg.eigvalsh(El.T @ El)[0]), 0.0)
+        return 2.0 * lam + 2.0 * e_min * e_min
+    return 2.0 * lam
+
+
+def gradient_mapping(S, S0, El, Kl, T, lam, *, tol: float, gap_tol: float, max_iter: int, A: float = 1.0,
+                     growth: float = 2.0):
     """Accelerated gradient mapping with the Armijo-Goldstein rule (Zhang et al., Optimization;
     Nemirovski 1994; Nesterov's extrapolation with adaptive restart, Beck & Teboulle 2009):
 
     at the extrapolated point Y, B_A = argmin_{B >= 0} tr(grad B) + A/2 ||B - Y||^2
     = Proj_PSD(Y - grad / A); while J(B_A) > J(Y) + tr(grad (B_A - Y)) + A/2 ||B_A - Y||^2,
     A <- growth A (a "trial").  Restarts the momentum when J increases.  Stops when the
-    relative objective change is below ``tol``.  Returns (S, iterations, trials, converged, history).
+    relative objective change is below ``tol`` *and* the certified bound on J − J*
+    (:func:`prior_certificate`) is below ``gap_tol`` max(1, J), checked when the change first
+    falls below ``tol`` and then every max(10, it/10) iterations.  Returns (S, iterations, trials,
+    stopped_by, certificate figures, history).
     """
+    mu = strong_convexity(El, T, lam)
     J = prior_objective(S, S0, El, Kl, T, lam)
     Y, t = S.copy(), 1.0
     hist = {"objective": [J], "A": [A], "trials": [0]}
-    converged = False
-    it = trials = 0
+    stopped_by = "max_iter"
+    change = math.inf
+    it = trials = next_check = 0
     while it < max_iter:
         it += 1
         JY, g = prior_value_and_gradient(Y, S0, El, Kl, T, lam)
@@ -186,10 +217,16 @@ def gradient_mapping(S, S0, El, Kl, T, lam, *, tol: float, max_iter: int, A: flo
         hist["objective"].append(J)
         hist["A"].append(A)
         hist["trials"].append(n_trials)
-        if change < tol:
-            converged = True
-            break
-    return S, it, trials, converged, {k: np.asarray(v) for k, v in hist.items()}
+        if change < tol and it >= next_check:
+            _, _, bound = prior_certificate(S, S0, El, Kl, T, lam, mu)
+            if bound <= gap_tol * max(1.0, abs(J)):
+                stopped_by = "tolerance"
+                break
+            next_check = it + max(10, it // 10)
+    J, res, bound = prior_certificate(S, S0, El, Kl, T, lam, mu)
+    figures = {"objective": J, "subgradient_norm": res, "gap_bound": bound, "strong_convexity": mu,
+               "relative_change": change}
+    return S, it, trials, stopped_by, figures, {k: np.asarray(v) for k, v in hist.items()}
 
 
 # ---- solvers ----------------------------------------------------------------------------
@@ -235,16 +272,17 @@ def nystrom(G0: np.ndarray, constraints: Constraints, *, dataset, rng, landmarks
     X, b, Z, W = _setup(dataset, landmarks, landmark_method, rng, "nystrom")
     S = pinv_psd(W, rcond)
     G = factor_rows(X, Z, b, psd_sqrt(S))
-    return SolverResult(G=G, objective=0.0, iterations=0, converged=True, history={},
-                        info={"landmarks": len(Z), "kernel_width": b, "inductive": True,
-                              "solver_seconds": time.perf_counter() - t0},
-                        arrays=_inductive_arrays(Z, b, S))
+    return finish(SolverResult(G=G, objective=0.0, iterations=0, converged=None, history={},
+                               info={"landmarks": len(Z), "kernel_width": b, "inductive": True,
+                                     "solver_seconds": time.perf_counter() - t0},
+                               arrays=_inductive_arrays(Z, b, S)),
+                  not_applicable("closed form (K = E W^+ E^T), nothing is iterated"), "nystrom")
 
 
 @solvers.register("nystrom_prior")
 def nystrom_prior(G0: np.ndarray, constraints: Constraints, *, dataset, rng, landmarks: int = 100,
                   landmark_method: str = "kmeans", lam: list[float] | float = 1.0, tol: float = 1e-8,
-                  max_iter: int = 5000, rcond: float = 1e-10) -> SolverResult:
+                  gap_tol: float = 1e-5, max_iter: int = 5000, rcond: float = 1e-10) -> SolverResult:
     """Generalized Nyström with priors (Zhang et al. 2012): learn the dictionary kernel S.
 
     Parameters
@@ -263,8 +301,10 @@ def nystrom_prior(G0: np.ndarray, constraints: Constraints, *, dataset, rng, lan
     lam : float or list of float
         lambda; a list selects by NKA: the maximiser of rho[S(lam), S0] * rho[E_l S(lam) E_l^T, K*_l]
         (the whole curve is kept in the history as ``nka_lambda``, ``nka_score``).
-    tol, max_iter
-        Gradient mapping stops when the relative objective change is below ``tol``.
+    tol, gap_tol, max_iter
+        Gradient mapping stops when the relative objective change is below ``tol`` and the
+        certified bound on J − J* (:func:`prior_certificate`) is below ``gap_tol`` max(1, J); these
+        are the checks of the certificate, at every lambda of a list.
     rcond : float
         S0 = W^+ drops the eigenvalues of W below ``rcond`` times the largest (as ``nystrom``).
         The Gaussian W is ill-conditioned (condition 1e3-1e8 on the paper's data), and its
@@ -281,8 +321,9 @@ def nystrom_prior(G0: np.ndarray, constraints: Constraints, *, dataset, rng, lan
     lams = [float(x) for x in (lam if isinstance(lam, (list, tuple)) else [lam])]
     if not lams or any(not x > 0 for x in lams):
         raise ConfigError(f"solver.lam must be > 0 (a number or a non-empty list); got {lam!r}.")
-    if not tol > 0 or max_iter < 1:
-        raise ConfigError(f"solver.tol must be > 0 and solver.max_iter >= 1; got tol = {tol}, max_iter = {max_iter}.")
+    if not tol > 0 or not gap_tol > 0 or max_iter < 1:
+        raise ConfigError(f"solver.tol and solver.gap_tol must be > 0 and solver.max_iter >= 1; got tol = {tol}, "
+                          f"gap_tol = {gap_tol}, max_iter = {max_iter}.")
     _check_rcond(rcond)
     labeled, Kl, T = ideal_block(constraints, "nystrom_prior")
     y = dataset.y if dataset is not None else None
@@ -297,8 +338,8 @@ def nystrom_prior(G0: np.ndarray, constraints: Constraints, *, dataset, rng, lan
     S0 = pinv_psd(W, rcond)
     El = gaussian_block(X[labeled], Z, b)
     full_mask = bool(np.all(T == 1.0))
-    curve = {"nka_lambda": [], "nka_score": [], "iterations": [], "trials": []}
-    best = None
+    curve = {k: [] for k in ("nka_lambda", "nka_score", "iterations", "trials", "gap_bound", "relative_change")}
+    best, stops = None, []
     for x in lams:
         if full_mask:
             S_free = closed_form(S0, El, Kl, x)
@@ -309,19 +350,33 @@ def nystrom_prior(G0: np.ndarray, constraints: Constraints, *, dataset, rng, lan
             S_init = project_psd(S_free)
         else:                                          # grouping constraints: no closed form
             residual, S_init = float("nan"), S0.copy()
-        S, iters, trials, converged, hist = gradient_mapping(S_init, S0, El, Kl, T, x, tol=tol, max_iter=max_iter)
+        S, iters, trials, stopped_by, fig, hist = gradient_mapping(S_init, S0, El, Kl, T, x, tol=tol, gap_tol=gap_tol,
+                                                                   max_iter=max_iter)
+        stops.append(stopped_by)
         score = nka(S, S0) * nka(T * (El @ S @ El.T), Kl)
-        for key, value in (("nka_lambda", x), ("nka_score", score), ("iterations", iters), ("trials", trials)):
+        for key, value in (("nka_lambda", x), ("nka_score", score), ("iterations", iters), ("trials", trials),
+                           ("gap_bound", fig["gap_bound"] / max(1.0, abs(fig["objective"]))),
+                           ("relative_change", fig["relative_change"])):
             curve[key].append(value)
         if best is None or score > best[0]:
-            best = (score, x, S, iters, trials, converged, hist, residual)
-    score, lam_star, S, iters, trials, converged, hist, residual = best
+            best = (score, x, S, iters, trials, hist, residual, fig)
+    score, lam_star, S, iters, trials, hist, residual, fig = best
     G = factor_rows(X, Z, b, psd_sqrt(S))
-    history = {**hist, **{k: np.asarray(v) for k, v in curve.items()}}
-    return SolverResult(
-        G=G, objective=prior_objective(S, S0, El, Kl, T, lam_star), iterations=iters, converged=converged,
+    curve = {k: np.asarray(v, dtype=np.float64) for k, v in curve.items()}
+    cert = Certificate(
+        rule="at every lambda: relative objective change <= tol and the certified bound on J - J* "
+             "<= gap_tol max(1, J)",
+        checks={"relative_change": (float(curve["relative_change"].max()), tol),
+                "gap_bound": (float(curve["gap_bound"].max()), gap_tol)},
+        figures={"lam": lam_star, "subgradient_norm": fig["subgradient_norm"], "strong_convexity": fig["strong_convexity"],
+                 "lambda_grid": curve["nka_lambda"], "lambda_gap_bound": curve["gap_bound"]},
+        stopped_by=next((why for why in ("max_iter",) if why in stops), "tolerance"))
+    history = {**hist, **{k: v for k, v in curve.items() if k not in ("gap_bound", "relative_change")}}
+    return finish(SolverResult(
+        G=G, objective=prior_objective(S, S0, El, Kl, T, lam_star), iterations=iters, converged=False,
         history=history,
         info={"lam": lam_star, "nka": score, "trials": trials, "landmarks": len(Z), "labeled": len(labeled),
               "kernel_width": b, "init_residual": residual, "grouping_mask": not full_mask, "inductive": True,
               "solver_seconds": time.perf_counter() - t0},
-        arrays={**_inductive_arrays(Z, b, S), "S0": S0, "E_labeled": El, "K_ideal": Kl, "labeled": labeled})
+        arrays={**_inductive_arrays(Z, b, S), "S0": S0, "E_labeled": El, "K_ideal": Kl, "labeled": labeled}),
+        cert, "nystrom_prior")

@@ -16,6 +16,7 @@ from ..errors import ConfigError
 from ..registry import solvers
 from ..types import Constraints, SolverResult
 from .admm import pcp_arrays, pcp_setup
+from .protocol import Certificate, finish
 
 MAX_N = 400
 
@@ -23,12 +24,15 @@ MAX_N = 400
 @solvers.register("pcp_sdp")
 def pcp_sdp(G0: np.ndarray, constraints: Constraints, *, dataset, gamma: float = 1.0, neighbors: int = 5,
             sigma_neighbors: int = 10, laplacian: str = "normalized", scale: str = "none",
-            backend: str = "clarabel") -> SolverResult:
+            backend: str = "clarabel", kkt_tol: float = 1e-6) -> SolverResult:
     """min over K >= 0 of tr(K L) + gamma/2 sum_{(i,j) in T} (K_ij - T_ij)^2 (ordered pairs), exactly.
 
     Parameters as for ``admm``; ``backend`` is the cvxpy solver (``clarabel`` or ``scs``).
     Returns ``G`` with K = G G^T from the eigendecomposition of the optimal K (negative
-    rounding eigenvalues clipped), ``objective`` = (1) at that K.
+    rounding eigenvalues clipped), ``objective`` = (1) at that K.  Its certificate checks the
+    KKT conditions of the returned K independently of the backend: Z = grad f(K) = L + gamma R
+    (R_ij = K_ij - T_ij on T) must be PSD and complementary to K, each to ``kkt_tol``
+    (relative: -lambda_min(Z) / ||Z||_2 and |<Z, K>| / (||Z||_F ||K||_F)).
     """
     try:
         import cvxpy as cp
@@ -62,9 +66,20 @@ def pcp_sdp(G0: np.ndarray, constraints: Constraints, *, dataset, gamma: float =
     G = Q * np.sqrt(np.clip(ev, 0.0, None))
     Kp = G @ G.T
     value = float(np.sum(Kp * L.toarray()) + 0.5 * gamma * np.sum((Kp[rows, idx] - tval) ** 2))
-    return SolverResult(
-        G=G, objective=value, iterations=1, converged=problem.status == "optimal", history={},
+    Z = L.toarray()
+    np.add.at(Z, (rows, idx), gamma * (Kp[rows, idx] - tval))          # grad f(K) = L + gamma R
+    zev = np.linalg.eigvalsh(Z)
+    znorm = max(abs(zev[0]), abs(zev[-1]), 1e-300)
+    cert = Certificate(
+        rule="the KKT conditions of the returned K to kkt_tol: grad f(K) PSD "
+             "(relative smallest eigenvalue) and complementary to K",
+        checks={"dual_infeasibility": (max(0.0, -zev[0]) / znorm, kkt_tol),
+                "complementarity": (abs(float(np.sum(Z * Kp))) / max(np.linalg.norm(Z) * np.linalg.norm(Kp), 1e-300),
+                                    kkt_tol)},
+        figures={"status": problem.status}, stopped_by="tolerance")
+    return finish(SolverResult(
+        G=G, objective=value, iterations=1, converged=False, history={},
         info={"gamma": float(gamma), "pair_count": "twice", "laplacian": laplacian, "backend": backend,
               "status": problem.status, "sigma": graph["sigma"], "graph_components": graph["components"],
               "rank": int(np.sum(ev > 1e-8 * max(ev.max(), 1e-300))), "solver_seconds": seconds},
-        arrays=pcp_arrays(L, constraints))
+        arrays=pcp_arrays(L, constraints)), cert, "pcp_sdp")

@@ -38,7 +38,9 @@ from ..kernels import full_column_rank
 from ..registry import solvers
 from ..types import Constraints, SolverResult
 from . import _von_neumann_kernels as _k
-from ._cyclic import check_settings, describe, run_sweeps
+from ._cyclic import (bregman_certificate, check_settings, constraint_factors, describe, gram,
+                      infeasibility_certificate, relative_violations, run_sweeps, signs)
+from .protocol import finish
 
 
 def von_neumann_divergence_core(W: np.ndarray, D: np.ndarray, lam0: np.ndarray) -> float:
@@ -48,9 +50,29 @@ def von_neumann_divergence_core(W: np.ndarray, D: np.ndarray, lam0: np.ndarray) 
     return float(np.sum(eD * D) - np.sum(M_diag * np.log(lam0)) - eD.sum() + lam0.sum())
 
 
+def von_neumann_dual(P: np.ndarray, Q: np.ndarray, constraints: Constraints, lam: np.ndarray, lam0: np.ndarray,
+                     slack: float) -> float:
+    """Lagrange dual g(lambda) = tr Lambda0 - tr exp(log Lambda0 - sum s_i lambda_i B_i) - sum s_i lambda_i b_i
+    (with slack gamma: + gamma sum b_i (1 - exp(s_i lambda_i / gamma)) instead of the last sum),
+    B_i = V0^T A_i V0: a lower bound on the optimal value for every admissible lambda."""
+    coef = signs(constraints) * lam
+    ev = np.linalg.eigvalsh(np.diag(np.log(lam0)) - gram(P, Q, coef))
+    base = float(lam0.sum() - np.exp(ev).sum())
+    if math.isinf(slack):
+        return base - float(coef @ constraints.bound)
+    return base + float(slack * np.sum(constraints.bound * -np.expm1(coef / slack)))
+
+
+def slack_penalty(bhat: np.ndarray, b: np.ndarray, slack: float) -> float:
+    """gamma sum (bhat log(bhat / b) - bhat + b), the generalised KL divergence of the slack (0 without)."""
+    if math.isinf(slack):
+        return 0.0
+    return float(slack * np.sum(bhat * np.log(bhat / b) - bhat + b))
+
+
 @solvers.register("von_neumann")
-def von_neumann(G0: np.ndarray, constraints: Constraints, *, tol: float = 1e-3, max_sweeps: int = 10000,
-                slack: float = math.inf, stall_window: int = 50,
+def von_neumann(G0: np.ndarray, constraints: Constraints, *, tol: float = 1e-3, feas_tol: float = 1e-3,
+                max_sweeps: int = 10000, slack: float = math.inf, certify_every: int = 50,
                 callback: Callable | None = None) -> SolverResult:
     """Cyclic Bregman projections under the von Neumann divergence (secular-equation updates).
 
@@ -62,24 +84,35 @@ def von_neumann(G0: np.ndarray, constraints: Constraints, *, tol: float = 1e-3, 
         Distance and similarity constraints, <=, >= or =.
     tol : float
         Stop when the dual variables change by less than ``tol`` over a sweep
-        (the measure of :func:`~kernlearn_cli.solvers._cyclic.dual_change`).
+        (the measure of :func:`~kernlearn_cli.solvers._cyclic.dual_change`) and every constraint is
+        met to ``feas_tol``.
+    feas_tol : float
+        Largest relative violation (of the slack-adjusted bounds) a converged result may keep.
     max_sweeps : int
-        Give up after this many sweeps (``converged=False``, with a warning).
+        Give up after this many sweeps (``converged=False``, with a ConvergenceWarning).
     slack : float
         gamma of the slack variables; ``inf`` (default) enforces the constraints exactly.
-    stall_window : int
-        Sweeps over which a non-shrinking violation with growing duals is declared infeasible.
+    certify_every : int
+        With hard constraints, sweeps between attempts to certify infeasibility from the duals.
     callback : callable, optional
-        ``callback(sweep, dual_change, max_violation)`` after every sweep.
+        ``callback(sweep, dual_change=..., max_violation=...)`` after every sweep.
 
     Returns
     -------
     SolverResult
         ``G = V0 W exp(D/2)`` (n x r), ``objective`` = D_vN(K, K0), ``iterations`` = sweeps;
         info ``projections``, ``trace_evaluations``, ``evaluations_per_projection`` (mean over
-        the projections that ran the root finder) and ``max_evaluations``.
+        the projections that ran the root finder) and ``max_evaluations``; certificate as for
+        ``burg`` (dual: :func:`von_neumann_dual`).
+
+    Raises
+    ------
+    InfeasibleError
+        Only with a verified certificate of infeasibility (see ``burg``).
+    SolverError
+        A projection broke down numerically and no certificate could be verified.
     """
-    check_settings("von_neumann", constraints, tol, slack)
+    check_settings("von_neumann", constraints, tol, slack, feas_tol, certify_every, max_sweeps)
     if slack != float("inf") and np.any(constraints.bound <= 0):
         raise ConfigError("solver.slack < inf needs positive bounds; found "
                           f"{describe(constraints, int(np.flatnonzero(constraints.bound <= 0)[0]))}.")
@@ -92,6 +125,7 @@ def von_neumann(G0: np.ndarray, constraints: Constraints, *, tol: float = 1e-3, 
     bhat = constraints.bound.copy()
     counts = {"evals": 0, "solves": 0, "max_evals": 0}
     state = {"W": np.eye(r), "D": np.log(lam0)}
+    P, Q = constraint_factors(V0, constraints)
 
     def sweep():
         status, q, maxviol, argmax, ev, sv, mx = _k.von_neumann_sweep(
@@ -106,19 +140,34 @@ def von_neumann(G0: np.ndarray, constraints: Constraints, *, tol: float = 1e-3, 
         D, W = np.linalg.eigh((W * D) @ W.T)
         state["W"], state["D"] = np.ascontiguousarray(W), D
 
+    def values() -> np.ndarray:         # tr(K A_i) = p_i^T W e^D W^T q_i, O(c r^2)
+        half = np.exp(state["D"] / 2)
+        return np.einsum("ij,ij->i", (P @ state["W"]) * half, (Q @ state["W"]) * half)
+
     t0 = time.perf_counter()
-    converged, sweeps, history = run_sweeps(
-        sweep, lam, constraints, name="von_neumann", tol=tol, max_sweeps=max_sweeps, slack=slack,
-        stall_window=stall_window, callback=callback, after_sweep=reorthogonalize)
+    stopped_by, sweeps, history, check_seconds = run_sweeps(
+        sweep, lam, constraints, name="von_neumann", tol=tol, feas_tol=feas_tol, max_sweeps=max_sweeps,
+        hard=math.isinf(slack), certify_every=certify_every,
+        violation=lambda: float(relative_violations(values(), constraints, bhat).max()),
+        farkas=lambda y0: infeasibility_certificate(P, Q, constraints, y0), callback=callback,
+        after_sweep=reorthogonalize)
     seconds = time.perf_counter() - t0
+    t1 = time.perf_counter()
     W, D = state["W"], state["D"]
+    x = values()
+    objective = von_neumann_divergence_core(W, D, lam0)
+    cert = bregman_certificate(x, constraints, lam, bhat, slack=slack, tol=tol, feas_tol=feas_tol,
+                               last_change=float(history["dual_change"][-1]), stopped_by=stopped_by,
+                               primal=objective + slack_penalty(bhat, constraints.bound, slack),
+                               dual=von_neumann_dual(P, Q, constraints, lam, lam0, slack), sweeps=sweeps)
+    check_seconds += time.perf_counter() - t1
     evals, solves, max_evals = counts["evals"], counts["solves"], counts["max_evals"]
     G = (V0 @ W) * np.exp(D / 2)
-    viol = constraints.violations(G) / np.maximum(np.abs(constraints.bound), 1e-12)
-    return SolverResult(
-        G=G, objective=von_neumann_divergence_core(W, D, lam0), iterations=sweeps, converged=converged,
-        history=history,
+    viol = relative_violations(x, constraints, constraints.bound)
+    return finish(SolverResult(
+        G=G, objective=objective, iterations=sweeps, converged=False, history=history,
         info={"projections": sweeps * len(constraints), "rank": r, "max_violation": float(viol.max()),
               "trace_evaluations": int(evals), "evaluations_per_projection": evals / max(solves, 1),
-              "max_evaluations": int(max_evals), "solver_seconds": seconds, "slack": float(slack)},
-        arrays={"G0": G0, "dual": lam, "bhat": bhat})
+              "max_evaluations": int(max_evals), "solver_seconds": seconds, "certificate_seconds": check_seconds,
+              "slack": float(slack)},
+        arrays={"G0": G0, "dual": lam, "bhat": bhat}), cert, "von_neumann")
