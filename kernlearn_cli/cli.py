@@ -165,8 +165,10 @@ def plot(directories: List[Path] = typer.Argument(..., help="Results folder(s) o
     from .report import load_records, plot_curves
 
     df, _ = load_records(directories)
-    plot_curves(df, metric, x, by, loglog=loglog, logx=logx, title=title, output=output)
+    ringed = plot_curves(df, metric, x, by, loglog=loglog, logx=logx, title=title, output=output)
     typer.echo(str(output))
+    if ringed:
+        _echo_err(f"note: {ringed} point(s) include cells that did not converge (ringed in red)")
 
 
 @app.command("plot-history")

@@ -140,7 +140,7 @@ def display(summary: pd.DataFrame) -> pd.DataFrame:
     if "iterations_min" in summary:
         shown["iterations range"] = [f"{a}–{b}" for a, b in zip(summary["iterations_min"],
                                                                 summary["iterations_max"])]
-        shown["converged"] = [f"{int(k)}/{int(m)}" if m else "n/a"
+        shown["converged"] = [(f"{int(k)}/{int(m)}" + (f" {MARK}" if k < m else "")) if m else "n/a"
                               for k, m in zip(summary["converged"], summary["applicable"])]
         shown["certificate (worst)"] = [
             "–" if not isinstance(c, str) else f"{c} {v:.2g} {'≤' if v <= t else '>'} {t:.2g}"
@@ -274,8 +274,9 @@ def finish_figure(fig, ax, xlabel: str, ylabel: str, title: str | None, output: 
 
 
 def plot_curves(df: pd.DataFrame, metric: str, x: str, by: str | None, *, loglog: bool = False,
-                logx: bool = False, title: str | None = None, output: Path) -> None:
-    """Mean of ``metric`` against ``x`` with ± std error bars, one curve per value of ``by``."""
+                logx: bool = False, title: str | None = None, output: Path) -> int:
+    """Mean of ``metric`` against ``x`` with ± std error bars, one curve per value of ``by``; points
+    that include a cell that did not converge are ringed in red. Returns the number of ringed points."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -294,7 +295,7 @@ def plot_curves(df: pd.DataFrame, metric: str, x: str, by: str | None, *, loglog
         for k, (label, part) in enumerate(baselines.groupby(keys, sort=True)):
             name = ", ".join(map(str, label if isinstance(label, tuple) else (label,)))
             ax.axhline(part[metric].mean(), ls="--", lw=1, color=f"C{7 + k % 3}", label=name)
-    ringed = False
+    ringed = 0
     for label, part in df[df[x].notna()].groupby(by, sort=True):
         stats = part.groupby(x)[metric].agg(["mean", "std"]).sort_index()
         ax.errorbar(stats.index, stats["mean"], yerr=stats["std"].fillna(0), marker="o", ms=4, capsize=3,
@@ -303,13 +304,14 @@ def plot_curves(df: pd.DataFrame, metric: str, x: str, by: str | None, *, loglog
         if bad.any():
             ax.plot(stats.index[bad], stats["mean"][bad], ls="none", marker="o", ms=11, mfc="none", mec="red",
                     mew=1.2, label=None if ringed else f"{MARK} not converged (certificate not met)")
-            ringed = True
+            ringed += int(bad.sum())
     if loglog or logx:
         ax.set_xscale("log")
     if loglog:
         ax.set_yscale("log")
     ax.legend(fontsize=8)
     finish_figure(fig, ax, x, metric, title, output)
+    return ringed
 
 
 def plot_history(roots: list[Path], key: str = "dual_objective", *, mean: bool = False, logx: bool = False,

@@ -85,3 +85,32 @@ def von_neumann_dual_reference(G0, constraints):
     ev, Q = np.linalg.eigh(M)
     objective = float(np.sum(ev * np.log(ev)) - np.sum(np.diag(M) * np.log(lam0)) - ev.sum() + lam0.sum())
     return U @ M @ U.T, objective
+
+
+def feasibility_margin(G0, constraints, trace=None):
+    """max t such that some M >= t I (r x r) meets the constraints on K = G0 M G0^T (cvxpy + Clarabel).
+
+    Each constraint row is scaled by its |bound|; tr M is capped at 1e4 r (or, with ``trace``, tr K
+    is fixed to it, the DefiniteBoost setting). t > 0: strictly feasible; t < 0: no PSD M within
+    the cap meets them (infeasible).
+    """
+    import warnings
+
+    import cvxpy as cp
+
+    r = G0.shape[1]
+    A = constraint_matrices(G0, constraints) / np.abs(constraints.bound)[:, None, None]
+    M = cp.Variable((r, r), symmetric=True)
+    t = cp.Variable()
+    cons = [M >> t * np.eye(r)]
+    cons.append(cp.trace(M @ (G0.T @ G0)) == trace if trace is not None else cp.trace(M) <= 1e4 * r)
+    for Ak, kind, b in zip(A, constraints.kind, np.sign(constraints.bound)):
+        val = cp.trace(Ak @ M)
+        name = KINDS[kind]
+        cons.append(val <= b if name.endswith("le") else val >= b if name.endswith("ge") else val == b)
+    prob = cp.Problem(cp.Maximize(t), cons)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        prob.solve(solver=cp.CLARABEL)
+    assert prob.status in ("optimal", "optimal_inaccurate"), prob.status
+    return float(t.value)

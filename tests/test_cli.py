@@ -186,6 +186,27 @@ def test_collect_pivot_latex_into_and_plot(tmp_path):
     assert res.returncode == 0 and (tmp_path / "fig.png").read_bytes()[:4] == b"\x89PNG"
 
 
+def test_tables_and_figures_mark_unconverged_cells(tmp_path):
+    """A cell whose certificate is not met is counted, marked † in paper tables and ringed in figures."""
+    from kernlearn_cli.report import load_records, plot_curves
+
+    cfg = config(tmp_path, grid={"solver.max_sweeps": [2, 10000], "seed": "range(2)"},
+                 solver={"name": "burg", "slack": 1.0, "tol": 1e-6})
+    run = kernlearn("run", cfg, "--out", tmp_path / "out")
+    assert run.returncode == 0 and "NOT converged (" in run.stdout
+    assert "converged" in run.stdout and "2/2 †" not in run.stdout and "0/2 †" in run.stdout
+    res = kernlearn("collect", tmp_path / "out", "-m", "nmi", "--rows", "solver.max_sweeps")
+    assert res.returncode == 0, res.stderr
+    rows = {line.split("|")[1].strip(): line for line in res.stdout.splitlines() if line.startswith("|")}
+    assert "†" in rows["2"] and "†" not in rows["10000"]
+    assert "† includes cells that did not converge (certificate not met): 2 of 4 cell(s); worst: " in res.stdout
+    assert r"$^\dagger$" in (tmp_path / "out" / "table_nmi.tex").read_text()
+    df, _ = load_records([tmp_path / "out"])
+    assert plot_curves(df, "nmi", "solver.max_sweeps", None, output=tmp_path / "f.png") == 1
+    record = json.loads(next((tmp_path / "out").glob("*/record.json")).read_text())
+    assert set(record["certificate"]) >= {"converged", "rule", "checks", "figures", "stopped_by", "worst"}
+
+
 def test_slurm_script_and_scheduler_mistakes(tmp_path):
     cfg = config(tmp_path, grid={"seed": "range(5)"})
     res = kernlearn("slurm", cfg, "--out", tmp_path / "out", "--cells-per-task", 2, "--partition", "short",

@@ -92,21 +92,58 @@ def signs(constraints: Constraints) -> np.ndarray:
     return np.where(np.isin(constraints.kind, _GE), -1.0, 1.0)
 
 
-def constraint_factors(F: np.ndarray, constraints: Constraints) -> tuple[np.ndarray, np.ndarray]:
-    """P, Q (c x r) with tr(K A_i) = p_i^T M q_i for K = F M F^T, i.e. B_i = sym(p_i q_i^T).
+class InRange:
+    """The constraints on K = F M F^T as r x r forms: tr(K A_i) = p_i^T M q_i, B_i = sym(p_i q_i^T),
+    with p = F^T (e_i - e_j), q = p for distances and p = F^T e_i, q = F^T e_j for similarities.
 
-    p = F^T (e_i - e_j), q = p for distances; p = F^T e_i, q = F^T e_j for similarities.
+    Every method works through the constraints in blocks of rows, so no c x r matrix is held.
     """
-    is_dist = np.isin(constraints.kind, _DIST)[:, None]
-    Fi, Fj = F[constraints.i], F[constraints.j]
-    P = np.where(is_dist, Fi - Fj, Fi)
-    return P, np.where(is_dist, P, Fj)
 
+    BLOCK = 4096
 
-def gram(P: np.ndarray, Q: np.ndarray, coef: np.ndarray) -> np.ndarray:
-    """sum_i coef_i sym(p_i q_i^T), O(c r^2)."""
-    S = (P * coef[:, None]).T @ Q
-    return 0.5 * (S + S.T)
+    def __init__(self, F: np.ndarray, constraints: Constraints):
+        self.F, self.constraints = F, constraints
+        self.is_dist = np.isin(constraints.kind, _DIST)
+        self.r = F.shape[1]
+
+    def blocks(self, rows: np.ndarray | None = None):
+        """(row indices, P, Q) for consecutive blocks of ``rows`` (default: all constraints)."""
+        rows = np.arange(len(self.constraints)) if rows is None else rows
+        for start in range(0, len(rows), self.BLOCK):
+            q = rows[start:start + self.BLOCK]
+            Fi, Fj = self.F[self.constraints.i[q]], self.F[self.constraints.j[q]]
+            dist = self.is_dist[q, None]
+            P = np.where(dist, Fi - Fj, Fi)
+            yield q, P, np.where(dist, P, Fj)
+
+    def values(self, B: np.ndarray) -> np.ndarray:
+        """tr(K A_i) for M = B B^T, O(c r^2)."""
+        out = np.empty(len(self.constraints))
+        for q, P, Q in self.blocks():
+            out[q] = np.einsum("ij,ij->i", P @ B, Q @ B)
+        return out
+
+    def gram(self, coef: np.ndarray) -> np.ndarray:
+        """sum_i coef_i B_i, O(r^2) per nonzero coefficient."""
+        S = np.zeros((self.r, self.r))
+        for q, P, Q in self.blocks(np.flatnonzero(coef)):
+            S += (P * coef[q, None]).T @ Q
+        return 0.5 * (S + S.T)
+
+    def span(self, rows: np.ndarray) -> np.ndarray:
+        """Orthonormal basis (r x k) of the span of p_i, q_i over ``rows`` (from sum p p^T + q q^T)."""
+        S = np.zeros((self.r, self.r))
+        for _, P, Q in self.blocks(rows):
+            S += P.T @ P + Q.T @ Q
+        ev, U = np.linalg.eigh(S)
+        return U[:, ev > 1e-13 * max(ev[-1], 0.0)] if ev.size and ev[-1] > 0 else np.zeros((self.r, 0))
+
+    def sizes(self) -> np.ndarray:
+        """||p_i|| ||q_i|| (the scale of term i of S(y))."""
+        out = np.empty(len(self.constraints))
+        for q, P, Q in self.blocks():
+            out[q] = np.linalg.norm(P, axis=1) * np.linalg.norm(Q, axis=1)
+        return out
 
 
 def relative_violations(values: np.ndarray, constraints: Constraints, bound: np.ndarray) -> np.ndarray:
@@ -129,20 +166,21 @@ def _merge_rank_one(constraints: Constraints, rank_one: np.ndarray) -> np.ndarra
     return np.unique(key, axis=0, return_inverse=True)[1].ravel()
 
 
-def infeasibility_certificate(P: np.ndarray, Q: np.ndarray, constraints: Constraints,
-                              y0: np.ndarray) -> dict | None:
+def infeasibility_certificate(rc: InRange, y0: np.ndarray) -> dict | None:
     """A verified Farkas certificate of infeasibility near the direction ``y0``, or None.
 
     Looks for y >= 0 (free on equalities) with S(y) = sum y_i s_i B_i PSD and sum y_i s_i b_i < 0
     (module docstring). Rank-one terms on the same vector are merged first (their coefficients
     add exactly), and a merged coefficient below 0 is lifted to 0 by the cheapest "<=" (or "=")
     constraint on that vector. S(y) is then PSD by construction if every remaining term is a PSD
-    rank-one term with a coefficient >= 0; otherwise its smallest eigenvalue must exceed a margin
-    that dominates the rounding of forming S and of the eigensolver, after a global repair
-    (y <- y + delta u on the "<=" rank-one constraints, u_i = 1/b_i). Returns ``{"weights",
+    rank-one term with a coefficient >= 0; otherwise its smallest eigenvalue on the span of the
+    vectors involved (S vanishes outside it) must exceed a margin that dominates the rounding of
+    forming S and of the eigensolver, after a repair (y <- y + delta u on the "<=" rank-one
+    constraints, u_i = 1/b_i). Returns ``{"weights",
     "min_eigenvalue", "combined_bound", "margin", "support"}`` (weights scaled to sum_i y_i s_i b_i
     = -1), or None when no certificate could be verified.
     """
+    constraints = rc.constraints
     s, b = signs(constraints), constraints.bound
     is_eq = np.isin(constraints.kind, _EQ)
     y = np.where(is_eq, y0, np.maximum(y0, 0.0)).astype(np.float64)
@@ -161,29 +199,35 @@ def infeasibility_certificate(P: np.ndarray, Q: np.ndarray, constraints: Constra
             y[q] += -merged[g] + 1e-12 * spread[g]
     coef = y * s
     merged = np.bincount(group, weights=coef)
-    size_i = np.linalg.norm(P, axis=1) * np.linalg.norm(Q, axis=1)
+    size_i = rc.sizes()
     vanishes = np.bincount(group, weights=size_i, minlength=merged.size) == 0   # the vector is 0 in the range
     structural = bool(np.all((merged >= 0) | vanishes) and np.all(rank_one | (coef == 0)))
-    c, r = P.shape
-    rounding = 1e3 * (c + r) * _EPS
-    S = gram(P, Q, coef)
+    rounding = 1e3 * (len(constraints) + rc.r) * _EPS
+    u = np.where(liftable & (b > 0), 1.0 / np.where(b > 0, b, 1.0), 0.0)
+    # S(y) and the repair directions live in the span of the vectors involved: test PSD there
+    V = rc.span(np.flatnonzero((y != 0) | (u > 0)))
+    S = V.T @ rc.gram(coef) @ V
+
+    def smallest(A):
+        return float(np.linalg.eigvalsh(A)[0]) if A.size else 0.0
+
     if structural:                        # a sum of PSD rank-one terms: PSD without an eigenvalue test
-        margin, lmin = 0.0, float(np.linalg.eigvalsh(S)[0])
+        margin, lmin = 0.0, smallest(S)
     else:
         margin = rounding * float(np.abs(y) @ size_i)
-        lmin = float(np.linalg.eigvalsh(S)[0])
-        if lmin < margin:                 # global repair along the "<=" rank-one constraints
-            u = np.where(liftable & (b > 0), 1.0 / np.where(b > 0, b, 1.0), 0.0)
+        lmin = smallest(S)
+        if lmin < margin:                 # repair along the "<=" rank-one constraints
             try:
-                mu = float(sla.eigh(S - 2.0 * margin * np.eye(r), gram(P, Q, u * s), eigvals_only=True)[0])
+                mu = float(sla.eigh(S - 2.0 * margin * np.eye(len(S)), V.T @ rc.gram(u * s) @ V,
+                                    eigvals_only=True)[0])
             except (np.linalg.LinAlgError, ValueError):
-                return None                # the liftable constraints do not span the range: no repair
+                return None                # the liftable constraints do not span: no repair
             if mu < 0:
                 y = y - mu * (1.0 + 1e-6) * u
                 coef = y * s
-                S = gram(P, Q, coef)
+                S = V.T @ rc.gram(coef) @ V
                 margin = rounding * float(np.abs(y) @ size_i)
-            lmin = float(np.linalg.eigvalsh(S)[0])
+            lmin = smallest(S)
     total = float(coef @ b)
     strict = total < -rounding * float(np.abs(y) @ np.abs(b))
     # total = 0 with S PSD and nonzero still excludes every positive definite M (rank preserving)
@@ -221,7 +265,8 @@ def run_sweeps(sweep, lam, constraints: Constraints, *, name: str, tol: float, f
     returns a verified infeasibility certificate near y0, or None.
 
     With hard constraints, every ``certify_every`` sweeps in which a constraint is still violated
-    the duals are tried as a Farkas certificate; a verified one raises InfeasibleError, and so
+    and the largest violation has not halved since the last such sweep, the duals are tried as a
+    Farkas certificate; a verified one raises InfeasibleError, and so
     does a projection that cannot move a violated constraint (verified as a one-constraint
     certificate). A numerical breakdown without a certificate raises SolverError.
 
@@ -265,7 +310,8 @@ def run_sweeps(sweep, lam, constraints: Constraints, *, name: str, tol: float, f
             if final <= feas_tol:
                 stopped_by = "tolerance"
                 break
-        if hard and maxviol > feas_tol and count % certify_every == 0:
+        slow = count > certify_every and maxviol > 0.5 * history["max_violation"][-1 - certify_every]
+        if hard and maxviol > feas_tol and count % certify_every == 0 and slow:
             t0 = time.perf_counter()
             cert = farkas(lam)
             check_seconds += time.perf_counter() - t0

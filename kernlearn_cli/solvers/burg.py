@@ -40,8 +40,8 @@ from ..kernels import full_column_rank
 from ..registry import solvers
 from ..types import Constraints, SolverResult
 from . import _burg_kernels as _k
-from ._cyclic import (bregman_certificate, check_settings, constraint_factors, describe, gram,
-                      infeasibility_certificate, relative_violations, run_sweeps, signs)
+from ._cyclic import (InRange, bregman_certificate, check_settings, describe, infeasibility_certificate,
+                      relative_violations, run_sweeps, signs)
 from .protocol import finish
 
 
@@ -52,12 +52,13 @@ def burg_divergence_core(B: np.ndarray) -> float:
     return float(np.sum(B * B) - 2.0 * logdet - r) if sign != 0 else math.inf
 
 
-def burg_dual(P: np.ndarray, Q: np.ndarray, constraints: Constraints, lam: np.ndarray, slack: float) -> float:
+def burg_dual(rc: InRange, lam: np.ndarray, slack: float) -> float:
     """Lagrange dual g(lambda) = log det(I + sum s_i lambda_i B_i) - sum s_i lambda_i b_i
     (with slack gamma: + gamma sum log(1 - s_i lambda_i b_i / gamma) instead of the last sum);
     a lower bound on the optimal value for every admissible lambda (-inf outside its domain)."""
+    constraints = rc.constraints
     coef = signs(constraints) * lam
-    sign, logdet = np.linalg.slogdet(np.eye(P.shape[1]) + gram(P, Q, coef))
+    sign, logdet = np.linalg.slogdet(np.eye(rc.r) + rc.gram(coef))
     if sign <= 0:
         return -math.inf
     if math.isinf(slack):
@@ -137,26 +138,28 @@ def burg(G0: np.ndarray, constraints: Constraints, *, tol: float = 1e-3, feas_to
     lam = np.zeros(len(constraints))
     bhat = constraints.bound.copy()
     work = [np.empty(r) for _ in range(4)]
-    P, Q = constraint_factors(G0, constraints)
+    rc = InRange(G0, constraints)
+    last = {}
 
-    def values() -> np.ndarray:               # tr(K A_i) = p_i^T B B^T q_i, O(c r^2)
-        return np.einsum("ij,ij->i", P @ B, Q @ B)
+    def violation() -> float:         # the stopping test's (kept: if it stops the run, nothing moves after)
+        last["x"] = rc.values(B)
+        return float(relative_violations(last["x"], constraints, bhat).max())
 
     t0 = time.perf_counter()
     stopped_by, sweep, history, check_seconds = run_sweeps(
         lambda: _k.burg_sweep(G0, constraints.i, constraints.j, constraints.kind, bhat, lam, B, float(slack), *work),
         lam, constraints, name="burg", tol=tol, feas_tol=feas_tol, max_sweeps=max_sweeps,
         hard=math.isinf(slack), certify_every=certify_every,
-        violation=lambda: float(relative_violations(values(), constraints, bhat).max()),
-        farkas=lambda y0: infeasibility_certificate(P, Q, constraints, y0), callback=callback)
+        violation=violation,
+        farkas=lambda y0: infeasibility_certificate(rc, y0), callback=callback)
     seconds = time.perf_counter() - t0
     t1 = time.perf_counter()
-    x = values()
+    x = last["x"] if stopped_by == "tolerance" else rc.values(B)
     objective = burg_divergence_core(B)
     cert = bregman_certificate(x, constraints, lam, bhat, slack=slack, tol=tol, feas_tol=feas_tol,
                                last_change=float(history["dual_change"][-1]), stopped_by=stopped_by,
                                primal=objective + slack_penalty(bhat, constraints.bound, slack),
-                               dual=burg_dual(P, Q, constraints, lam, slack), sweeps=sweep)
+                               dual=burg_dual(rc, lam, slack), sweeps=sweep)
     check_seconds += time.perf_counter() - t1
     G = G0 @ B
     viol = relative_violations(x, constraints, constraints.bound)

@@ -38,8 +38,8 @@ from ..kernels import full_column_rank
 from ..registry import solvers
 from ..types import Constraints, SolverResult
 from . import _von_neumann_kernels as _k
-from ._cyclic import (bregman_certificate, check_settings, constraint_factors, describe, gram,
-                      infeasibility_certificate, relative_violations, run_sweeps, signs)
+from ._cyclic import (InRange, bregman_certificate, check_settings, describe, infeasibility_certificate,
+                      relative_violations, run_sweeps, signs)
 from .protocol import finish
 
 
@@ -50,13 +50,13 @@ def von_neumann_divergence_core(W: np.ndarray, D: np.ndarray, lam0: np.ndarray) 
     return float(np.sum(eD * D) - np.sum(M_diag * np.log(lam0)) - eD.sum() + lam0.sum())
 
 
-def von_neumann_dual(P: np.ndarray, Q: np.ndarray, constraints: Constraints, lam: np.ndarray, lam0: np.ndarray,
-                     slack: float) -> float:
+def von_neumann_dual(rc: InRange, lam: np.ndarray, lam0: np.ndarray, slack: float) -> float:
     """Lagrange dual g(lambda) = tr Lambda0 - tr exp(log Lambda0 - sum s_i lambda_i B_i) - sum s_i lambda_i b_i
     (with slack gamma: + gamma sum b_i (1 - exp(s_i lambda_i / gamma)) instead of the last sum),
     B_i = V0^T A_i V0: a lower bound on the optimal value for every admissible lambda."""
+    constraints = rc.constraints
     coef = signs(constraints) * lam
-    ev = np.linalg.eigvalsh(np.diag(np.log(lam0)) - gram(P, Q, coef))
+    ev = np.linalg.eigvalsh(np.diag(np.log(lam0)) - rc.gram(coef))
     base = float(lam0.sum() - np.exp(ev).sum())
     if math.isinf(slack):
         return base - float(coef @ constraints.bound)
@@ -125,7 +125,7 @@ def von_neumann(G0: np.ndarray, constraints: Constraints, *, tol: float = 1e-3, 
     bhat = constraints.bound.copy()
     counts = {"evals": 0, "solves": 0, "max_evals": 0}
     state = {"W": np.eye(r), "D": np.log(lam0)}
-    P, Q = constraint_factors(V0, constraints)
+    rc = InRange(V0, constraints)
 
     def sweep():
         status, q, maxviol, argmax, ev, sv, mx = _k.von_neumann_sweep(
@@ -141,25 +141,30 @@ def von_neumann(G0: np.ndarray, constraints: Constraints, *, tol: float = 1e-3, 
         state["W"], state["D"] = np.ascontiguousarray(W), D
 
     def values() -> np.ndarray:         # tr(K A_i) = p_i^T W e^D W^T q_i, O(c r^2)
-        half = np.exp(state["D"] / 2)
-        return np.einsum("ij,ij->i", (P @ state["W"]) * half, (Q @ state["W"]) * half)
+        return rc.values(state["W"] * np.exp(state["D"] / 2))
+
+    last = {}
+
+    def violation() -> float:         # the stopping test's (kept: if it stops the run, nothing moves after)
+        last["x"] = values()
+        return float(relative_violations(last["x"], constraints, bhat).max())
 
     t0 = time.perf_counter()
     stopped_by, sweeps, history, check_seconds = run_sweeps(
         sweep, lam, constraints, name="von_neumann", tol=tol, feas_tol=feas_tol, max_sweeps=max_sweeps,
         hard=math.isinf(slack), certify_every=certify_every,
-        violation=lambda: float(relative_violations(values(), constraints, bhat).max()),
-        farkas=lambda y0: infeasibility_certificate(P, Q, constraints, y0), callback=callback,
+        violation=violation,
+        farkas=lambda y0: infeasibility_certificate(rc, y0), callback=callback,
         after_sweep=reorthogonalize)
     seconds = time.perf_counter() - t0
     t1 = time.perf_counter()
     W, D = state["W"], state["D"]
-    x = values()
+    x = last["x"] if stopped_by == "tolerance" else values()
     objective = von_neumann_divergence_core(W, D, lam0)
     cert = bregman_certificate(x, constraints, lam, bhat, slack=slack, tol=tol, feas_tol=feas_tol,
                                last_change=float(history["dual_change"][-1]), stopped_by=stopped_by,
                                primal=objective + slack_penalty(bhat, constraints.bound, slack),
-                               dual=von_neumann_dual(P, Q, constraints, lam, lam0, slack), sweeps=sweeps)
+                               dual=von_neumann_dual(rc, lam, lam0, slack), sweeps=sweeps)
     check_seconds += time.perf_counter() - t1
     evals, solves, max_evals = counts["evals"], counts["solves"], counts["max_evals"]
     G = (V0 @ W) * np.exp(D / 2)

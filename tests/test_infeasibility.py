@@ -1,0 +1,171 @@
+"""Infeasible only when certified: the Bregman solvers refuse a constraint set only with a verified
+certificate, never a feasible one, and a converged result always meets its constraints.
+
+Feasibility is decided independently by a convex solver (reference.feasibility_margin); every
+certificate an InfeasibleError carries is re-verified here from dense matrices.
+"""
+
+import math
+import warnings
+
+import numpy as np
+import pytest
+
+from kernlearn_cli.errors import InfeasibleError
+from kernlearn_cli.solvers.burg import burg
+from kernlearn_cli.solvers.definiteboost import definiteboost
+from kernlearn_cli.solvers.protocol import ConvergenceWarning
+from kernlearn_cli.solvers.von_neumann import von_neumann
+from kernlearn_cli.types import KINDS, Constraints
+
+from conftest import has_mirror
+from reference import constraint_matrices, feasibility_margin
+
+SOLVERS = {"burg": burg, "von_neumann": von_neumann}
+
+
+def verify_farkas(G0, C, cert):
+    """y >= 0 (free on =), sum y_i s_i G0^T A_i G0 PSD and sum y_i s_i b_i < 0, recomputed densely."""
+    y = cert["weights"]
+    names = [KINDS[k] for k in C.kind]
+    assert all(yi >= 0 for yi, n in zip(y, names) if not n.endswith("eq"))
+    s = np.array([-1.0 if n.endswith("ge") else 1.0 for n in names])
+    S = np.tensordot(y * s, constraint_matrices(G0, C), axes=1)
+    scale = np.abs(y) @ np.abs(C.bound)
+    assert np.linalg.eigvalsh(S)[0] >= -1e-12 * np.abs(y) @ np.linalg.norm(constraint_matrices(G0, C), axis=(1, 2))
+    assert (y * s) @ C.bound < -1e-9 * scale
+
+
+@pytest.mark.parametrize("name", sorted(SOLVERS))
+def test_contradictory_pair_carries_a_verified_certificate(name):
+    rng = np.random.default_rng(5)
+    G0 = rng.standard_normal((10, 3))
+    C = Constraints.from_lists([0, 0, 2], [1, 1, 3], ["dist_le", "dist_ge", "dist_le"], [1.0, 2.0, 5.0])
+    with pytest.raises(InfeasibleError, match="certified") as err:
+        SOLVERS[name](G0, C)
+    verify_farkas(G0, C, err.value.certificate)
+    assert np.count_nonzero(err.value.certificate["weights"][:2]) == 2
+
+
+def test_triangle_inequality_violation_is_certified():
+    """d(a,c) >= l with d(a,b), d(b,c) <= u and l > 4u: infeasible in any Euclidean embedding."""
+    rng = np.random.default_rng(3)
+    G0 = rng.standard_normal((6, 4))
+    C = Constraints.from_lists([0, 1, 0], [1, 2, 2], ["dist_le", "dist_le", "dist_ge"], [1.0, 1.0, 4.5])
+    assert feasibility_margin(G0, C) < 0
+    for solver in SOLVERS.values():
+        with pytest.raises(InfeasibleError) as err:
+            solver(G0, C)
+        verify_farkas(G0, C, err.value.certificate)
+
+
+@pytest.fixture(scope="module")
+def digits():
+    if not has_mirror():
+        pytest.skip("needs the dataset mirror (pendigits)")
+    pytest.importorskip("cvxpy")
+    from kernlearn_cli.experiment import STREAM_CONSTRAINTS, component_rng
+    from kernlearn_cli.registry import constraints, datasets, kernels
+
+    ds = datasets.get("pendigits").func(digits=[3, 8, 9], n=317, subset_seed=0)
+    G0 = kernels.get("linear").func(ds)
+
+    def make(count, seed):
+        return constraints.get("idealized_pairs").func(ds, G0, rng=component_rng(seed, STREAM_CONSTRAINTS),
+                                                       count=count, epsilon=0.25)
+    sets = [(count, seed, make(count, seed)) for count in (100, 150, 200, 250, 320) for seed in range(3)]
+    return G0, [(count, seed, C, feasibility_margin(G0, C)) for count, seed, C in sets]
+
+
+@pytest.mark.parametrize("name", sorted(SOLVERS))
+def test_digits_sets_straddling_the_feasibility_boundary(digits, name):
+    """Kulis et al.'s Digits setting (rank-16 linear kernel, idealized constraints, 100-320 of them):
+    no feasible set is refused, every converged result is within feas_tol, every refusal is proved."""
+    G0, sets = digits
+    kinds = {"feasible": 0, "infeasible": 0, "refused": 0, "converged": 0}
+    for count, seed, C, margin in sets:
+        kinds["feasible" if margin > 0 else "infeasible"] += 1
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", ConvergenceWarning)
+                res = SOLVERS[name](G0, C, max_sweeps=3000)
+        except InfeasibleError as err:
+            kinds["refused"] += 1
+            assert margin < 0, f"{count} constraints, seed {seed}: a strictly feasible set (margin {margin:.3g}) refused"
+            verify_farkas(G0, C, err.certificate)
+            continue
+        viol = (C.violations(res.G) / np.abs(C.bound)).max()
+        if res.converged:
+            kinds["converged"] += 1
+            assert viol <= 1e-3, f"{count} constraints, seed {seed}: converged at {viol:.3g} violation"
+        else:
+            assert res.certificate["stopped_by"] == "max_iter"
+            assert res.certificate["checks"]["max_violation"]["value"] == pytest.approx(viol, rel=1e-6, abs=1e-12) \
+                or viol > 1e-3
+    assert kinds["feasible"] >= 5 and kinds["infeasible"] >= 5 and kinds["refused"] >= 3 and kinds["converged"] >= 5
+
+
+def test_a_feasible_slow_set_is_solved_not_refused(digits):
+    """200 constraints, seed 2: strictly feasible (margin ~0.06) but slow; the old stall heuristic refused it."""
+    G0, sets = digits
+    (C, margin), = [(C, m) for count, seed, C, m in sets if (count, seed) == (200, 2)]
+    assert margin > 0.01
+    res = burg(G0, C)
+    assert res.converged and res.iterations > 1000
+    assert (C.violations(res.G) / np.abs(C.bound)).max() <= 1e-3
+
+
+@pytest.mark.parametrize("projection", ["approximate", "exact"])
+def test_definiteboost_on_digits_sets(digits, projection):
+    """The trace-preserving problem: a refusal carries its weak-duality certificate, checked densely."""
+    G0, sets = digits
+    trace = float(np.sum(G0 * G0))
+    for count, seed, C, _ in sets[::3]:
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", ConvergenceWarning)
+                res = definiteboost(G0, C, projection=projection, dual_correction=True, max_steps=30000)
+        except InfeasibleError as err:
+            assert feasibility_margin(G0, C, trace=trace) < 0
+            cert = err.certificate
+            # log Z(gamma) below log lambda_min(W1): recompute log Z from the weights in the range of K0
+            U, s, _ = np.linalg.svd(G0, full_matrices=False)
+            A = constraint_matrices(U, C)
+            names = [KINDS[k] for k in C.kind]
+            Cm = np.array([a - b / trace * np.eye(len(s)) if n.endswith(("le", "eq")) else b / trace * np.eye(len(s)) - a
+                           for a, n, b in zip(A, names, C.bound)])
+            E = np.diag(np.log(s ** 2 / trace)) - np.tensordot(cert["weights"], Cm, axes=1)
+            ev = np.linalg.eigvalsh(E)
+            log_z = ev.max() + math.log(np.exp(ev - ev.max()).sum())
+            assert log_z < np.log(s ** 2 / trace).min()
+            continue
+        if res.converged:
+            assert (C.violations(res.G) / np.abs(C.bound)).max() <= 1e-3
+
+
+@pytest.mark.parametrize("projection", ["approximate", "exact"])
+@pytest.mark.parametrize("solver", ["definiteboost", "von_neumann"])
+def test_near_duplicate_pairs(projection, solver):
+    """A target with near-duplicate points (smallest bound <= 1e-5 x the largest): converged means
+    every bound is met to 1e-3 relative, the tiny ones included."""
+    if solver == "von_neumann" and projection == "approximate":
+        pytest.skip("von_neumann projects exactly")
+    rng = np.random.default_rng(0)
+    n = 30
+    X = rng.standard_normal((n, 4))
+    X[1] = X[0] + 1e-3 * rng.standard_normal(4)
+    X[3] = X[2] + 3e-3 * rng.standard_normal(4)
+    K = np.exp(-((X[:, None] - X[None]) ** 2).sum(-1) / 4)
+    K *= n / np.trace(K)
+    i = rng.integers(0, n, 60)
+    j = (i + 1 + rng.integers(0, n - 1, 60)) % n
+    i[:2], j[:2] = [0, 2], [1, 3]
+    d = K[i, i] + K[j, j] - 2 * K[i, j]
+    C = Constraints.from_lists(i, j, np.where(rng.integers(0, 2, 60) == 1, "dist_le", "dist_ge"), d)
+    assert d.min() <= 1e-5 * d.max()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        res = definiteboost(np.eye(n), C, projection=projection) if solver == "definiteboost" \
+            else von_neumann(np.eye(n), C)
+    viol = C.violations(res.G) / np.abs(C.bound)
+    assert res.converged and viol.max() <= 1e-3 and viol[:2].max() <= 1e-3
