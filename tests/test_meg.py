@@ -303,3 +303,20 @@ def test_runner_passes_reference_and_bound_is_recorded(tmp_path):
         m = r["metrics"]
         assert m["comparison_loss"] == 0.0 and m["cumulative_loss"] <= m["loss_bound"]
         assert r["info"]["scale"] == pytest.approx(150.0)                   # tr of the RBF target
+
+
+def test_cli_verbose_names_the_losses(tmp_path):
+    """-v prints MEG's own quantities under their names (it once printed them as 'dual change')."""
+    import yaml
+
+    from conftest import kernlearn
+
+    cfg = {"name": "meg_v", "seed": 0, "dataset": {"name": "iris"}, "kernel": {"name": "identity", "scale": 1.0},
+           "constraints": {"name": "distance_stream", "count": 50, "reference": {"name": "rbf"}},
+           "solver": {"name": "meg", "eta": 2.0}, "evaluate": [{"name": "meg_loss"}]}
+    (tmp_path / "c.yaml").write_text(yaml.safe_dump(cfg))
+    run = kernlearn("run", tmp_path / "c.yaml", "--out", tmp_path / "out", "-v")
+    assert run.returncode == 0, run.stderr
+    lines = [ln for ln in run.stdout.splitlines() if "] iter " in ln]
+    assert lines and all("loss" in ln and "cumulative loss" in ln and "dual change" not in ln for ln in lines)
+    assert "converged n/a" in run.stdout
