@@ -10,7 +10,7 @@ export KERNLEARN_DATA_MIRROR ?= $(MIRROR)
 endif
 KULIS   := configs/papers/kulis2006
 
-.PHONY: install run test bench kulis2006 kulis2006-fig1 kulis2006-fig2 kulis2006-fig2-vn kulis2006-gyrb-protocol tsuda2005 tsuda2005-fig2 tsuda2005-fig3 hu2013 hu2013-table2 hu2013-sdp-check zhang2012-compare zhang2012-fig1 zhang2012 li2009 li2009-table3 li2009-table3-absolute li2009-stop-rules li2009-table5 li2009-uspst reproduce reproduce-quick slurm-test clean
+.PHONY: install run test bench certified kulis2006 kulis2006-fig1 kulis2006-fig2 kulis2006-fig2-vn kulis2006-gyrb-protocol tsuda2005 tsuda2005-fig2 tsuda2005-fig3 hu2013 hu2013-table2 hu2013-sdp-check zhang2012-compare zhang2012-fig1 zhang2012 li2009 li2009-table3 li2009-table3-absolute li2009-stop-rules li2009-table5 li2009-uspst reproduce reproduce-quick slurm-test clean
 
 install: $(VENV)/.installed
 
@@ -26,7 +26,7 @@ run: install                      ## quick Burg run on iris (bundled with scikit
 test: install                     ## the test suite
 	$(PY) -m pytest
 
-bench: install                    ## Burg vs a NumPy loop; von Neumann vs Burg; --jobs 2 vs --jobs 1; KL_ADMM; Nystrom; TRIN
+bench: install                    ## Burg vs a NumPy loop; von Neumann vs Burg; --jobs 2 vs --jobs 1; KL_ADMM; Nystrom; TRIN; certificates
 	$(PY) benchmarks/bench_burg.py
 	$(PY) benchmarks/bench_von_neumann.py
 	$(PY) benchmarks/bench_jobs.py
@@ -34,6 +34,11 @@ bench: install                    ## Burg vs a NumPy loop; von Neumann vs Burg; 
 	$(PY) benchmarks/bench_nystrom.py
 	$(PY) benchmarks/bench_trin.py --datasets sonar,heart,wine --alphas 16,0
 	$(PY) benchmarks/bench_trin_spambase.py
+	$(PY) benchmarks/bench_certificate.py
+
+certified: install                ## converged means feasible and optimal: Digits sets across the feasibility boundary, nystrom_prior at small lambda
+	$(PY) benchmarks/certified_digits.py
+	$(PY) benchmarks/nystrom_prior_certified.py
 
 # ---- reproduction: one target per paper table/figure ------------------------------------
 # `make reproduce` runs everything with the configs' seeds, writes tables (CSV, Markdown,

@@ -31,17 +31,7 @@ from kernlearn_cli.data.synthetic import two_gaussians  # noqa: E402
 from kernlearn_cli.registry import constraints as generators, datasets, kernels, solvers  # noqa: E402
 from kernlearn_cli.types import KIND_CODE, Constraints  # noqa: E402
 
-
-def pairs(n, r, c, seed=0):
-    """bench_von_neumann.py's instance: G0 ~ N(0, 1), random pairs, bounds 0.9x (<=) / 1.1x (>=)."""
-    rng = np.random.default_rng(seed)
-    G0 = rng.standard_normal((n, r))
-    i = rng.integers(0, n, c)
-    j = (i + 1 + rng.integers(0, n - 1, c)) % n
-    d = np.einsum("ij,ij->i", G0[i] - G0[j], G0[i] - G0[j])
-    same = rng.random(c) < 0.5
-    kind = np.where(same, KIND_CODE["dist_le"], KIND_CODE["dist_ge"])
-    return G0, Constraints(i, j, kind, np.where(same, 0.9 * d, 1.1 * d))
+from bench_von_neumann import instance as pairs  # noqa: E402  (run from the repository root)
 
 
 def trace_matched(n, c, seed=0):

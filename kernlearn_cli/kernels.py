@@ -13,6 +13,7 @@ import numpy as np
 from scipy.spatial.distance import pdist
 
 from .errors import ConfigError, DataError
+from .linalg import eigh
 from .registry import kernels
 
 #: Default relative tolerance of the rank-revealing factorizations: eigen- or
@@ -27,7 +28,7 @@ def factorize(K: np.ndarray, rank_tol: float = RANK_TOL, rank: int = 0) -> np.nd
     keeps at most the ``rank`` largest (the best rank-r approximation).
     Columns are ordered by decreasing eigenvalue.
     """
-    lam, U = np.linalg.eigh(K)
+    lam, U = eigh(K)
     lam, U = lam[::-1], U[:, ::-1]
     keep = lam > rank_tol * max(lam[0], 0.0)
     if rank > 0:
@@ -199,7 +200,7 @@ def laplacian_pinv(ds, *, neighbors: int = 10, bandwidth: str = "edge_mean", sig
                               f"(dataset '{ds.name}' has {n} points).")
     L, info = knn_laplacian(_scale(X, scale_features), neighbors=neighbors, sigma_neighbors=sigma_neighbors,
                             kind="unnormalized", bandwidth=bandwidth)
-    lam, U = np.linalg.eigh(L.toarray())                  # ascending: the null space comes first
+    lam, U = eigh(L.toarray())                  # ascending: the null space comes first
     keep = lam > rank_tol * lam[-1]
     if not keep.any():
         raise DataError(f"kernel 'laplacian_pinv': the graph Laplacian of dataset '{ds.name}' is zero (no edge "

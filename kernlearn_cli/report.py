@@ -143,7 +143,7 @@ def display(summary: pd.DataFrame) -> pd.DataFrame:
         shown["converged"] = [(f"{int(k)}/{int(m)}" + (f" {MARK}" if k < m else "")) if m else "n/a"
                               for k, m in zip(summary["converged"], summary["applicable"])]
         shown["certificate (worst)"] = [
-            "–" if not isinstance(c, str) else f"{c} {v:.2g} {'≤' if v <= t else '>'} {t:.2g}"
+            "–" if not isinstance(c, str) else f"{c} {v:.3g} {'≤' if v <= t else '>'} {t:.2g}"
             for c, v, t in zip(summary["worst_check"], summary["worst_value"], summary["worst_tol"])]
     shown["seeds"] = summary["seeds"]
     return shown

@@ -104,6 +104,18 @@ def pair_loss(V, U, indptr, idx, tval):
 
 
 @njit(cache=True, fastmath=_FASTMATH)
+def pair_gradient(V, indptr, idx, tval, gamma, out):
+    """out += gamma R V with R_ij = v_i . v_j - T_ij on T (the pair part of the gradient of (1)), O(|T| r)."""
+    n = V.shape[0]
+    for i in range(n):
+        for p in range(indptr[i], indptr[i + 1]):
+            j = idx[p]
+            e = gamma * (_dot(V[i], V[j]) - tval[p])
+            for k in range(V.shape[1]):
+                out[i, k] += e * V[j, k]
+
+
+@njit(cache=True, fastmath=_FASTMATH)
 def multiplier_step(V, Vn, Un, Lam, rho):
     """Alg. 1 line 8, Lambda += rho (V^{k+1} - U^{k+1}), fused with the sums the residuals (14)
     need: returns (||V^{k+1} - U^{k+1}||^2, ||V^{k+1} - V^k||^2, ||V^{k+1}||^2)."""

@@ -31,6 +31,7 @@ import scipy.linalg as sla
 from numba import njit
 
 from ..errors import ConfigError, InfeasibleError, SolverError
+from ..linalg import eigh
 from ..types import KIND_CODE, KINDS, Constraints
 from .protocol import Certificate
 
@@ -87,9 +88,17 @@ def describe(constraints: Constraints, q: int) -> str:
 
 # ---- constraints in the range of K0 ---------------------------------------------------------
 
+def _is_ge(kind: np.ndarray) -> np.ndarray:
+    return (kind == _GE[0]) | (kind == _GE[1])
+
+
+def _is_le(kind: np.ndarray) -> np.ndarray:
+    return (kind == KIND_CODE["dist_le"]) | (kind == KIND_CODE["sim_le"])
+
+
 def signs(constraints: Constraints) -> np.ndarray:
     """s_i: -1 for >=, +1 for <= and = (the sign of lambda_i in the optimality conditions)."""
-    return np.where(np.isin(constraints.kind, _GE), -1.0, 1.0)
+    return np.where(_is_ge(constraints.kind), -1.0, 1.0)
 
 
 class InRange:
@@ -135,7 +144,7 @@ class InRange:
         S = np.zeros((self.r, self.r))
         for _, P, Q in self.blocks(rows):
             S += P.T @ P + Q.T @ Q
-        ev, U = np.linalg.eigh(S)
+        ev, U = eigh(S)
         return U[:, ev > 1e-13 * max(ev[-1], 0.0)] if ev.size and ev[-1] > 0 else np.zeros((self.r, 0))
 
     def sizes(self) -> np.ndarray:
@@ -148,9 +157,7 @@ class InRange:
 
 def relative_violations(values: np.ndarray, constraints: Constraints, bound: np.ndarray) -> np.ndarray:
     """|violation| / |b| per constraint (0 when met), against ``bound`` (the slack-adjusted bounds)."""
-    kind = constraints.kind
-    le = np.isin(kind, [KIND_CODE["dist_le"], KIND_CODE["sim_le"]])
-    ge = np.isin(kind, _GE)
+    le, ge = _is_le(constraints.kind), _is_ge(constraints.kind)
     v = np.where(le, np.maximum(values - bound, 0.0),
                  np.where(ge, np.maximum(bound - values, 0.0), np.abs(values - bound)))
     return v / np.maximum(np.abs(bound), 1e-12)

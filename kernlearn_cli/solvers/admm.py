@@ -85,10 +85,10 @@ def stationarity(V: np.ndarray, L: sp.csr_matrix, T, gamma: float) -> float:
     """||(L + gamma R) V||_F, R_ij = v_i . v_j - T_ij on T: half the gradient of (1) at K = V V^T with
     respect to V (0 at a first-order stationary point of the factored problem), O((nnz(L) + |T|) r)."""
     indptr, idx, tval = T
-    n = V.shape[0]
-    rows = np.repeat(np.arange(n), np.diff(indptr))
-    R = sp.csr_matrix((np.einsum("ij,ij->i", V[rows], V[idx]) - tval, idx, indptr), shape=(n, n))
-    return float(np.linalg.norm(L @ V + gamma * (R @ V)))
+    V = np.ascontiguousarray(V)
+    Z = np.ascontiguousarray(L @ V)
+    _k.pair_gradient(V, indptr, idx, tval, float(gamma), Z)
+    return float(np.linalg.norm(Z))
 
 
 def pcp_arrays(L: sp.csr_matrix, constraints: Constraints) -> dict:
@@ -192,6 +192,7 @@ def admm(G0: np.ndarray, constraints: Constraints, *, dataset, rng, gamma: float
     seconds = time.perf_counter() - t0
     t1 = time.perf_counter()
     stationary = stationarity(V[inv], L, T, gamma)
+    check_seconds = time.perf_counter() - t1
     cert = Certificate(
         rule="relative residuals (14): ||V - U||_F <= tol ||V||_F and ||V^k+1 - V^k||_F <= tol ||V||_F "
              "(Hu & Kwok's IterMax is max_iter)",
@@ -207,5 +208,5 @@ def admm(G0: np.ndarray, constraints: Constraints, *, dataset, rng, gamma: float
               "neighbors": neighbors, "sigma": graph["sigma"], "graph_components": graph["components"],
               "primal_residual": history["primal"][-1], "dual_residual": history["dual"][-1],
               "v_minus_u": float(np.linalg.norm(V - U)), "solver_seconds": seconds,
-              "certificate_seconds": time.perf_counter() - t1},
+              "certificate_seconds": check_seconds},
         arrays=pcp_arrays(L, constraints)), cert, "admm")

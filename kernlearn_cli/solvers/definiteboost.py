@@ -108,6 +108,7 @@ from numba.extending import get_cython_function_address, intrinsic
 
 from ..errors import ConfigError, DataError, InfeasibleError, SolverError
 from ..kernels import RANK_TOL
+from ..linalg import eigh
 from ..registry import solvers
 from ..types import Constraints, SolverResult
 from ._cyclic import describe as _describe, dual_change, relative_violations
@@ -506,7 +507,7 @@ def kernel_from_dual(G0: np.ndarray, constraints: Constraints, dual: np.ndarray)
     E -= (dz * wt[dist, None]).T @ dz
     S = (qi[~dist] * wt[~dist, None]).T @ qj[~dist]
     E -= 0.5 * (S + S.T)
-    theta, V = np.linalg.eigh(0.5 * (E + E.T))
+    theta, V = eigh(0.5 * (E + E.T))
     mx = theta.max()
     p = np.exp(theta - mx)
     Z = p.sum()

@@ -69,6 +69,7 @@ import numpy as np
 
 from ..errors import ConfigError, DataError
 from ..kernels import RANK_TOL
+from ..linalg import eigh
 from ..registry import evaluators, solvers
 from ..types import KIND_CODE, KINDS, Constraints, SolverResult
 from .protocol import finish, not_applicable
@@ -119,7 +120,7 @@ def _initial_parameter(G0: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray, 
     if not trace > 0:
         raise DataError("solver 'meg': the initial kernel K0 has zero trace, so W_1 = K0 / tr(K0) is undefined. "
                         "Use kernel: identity (W_1 = I/n, as in Tsuda et al. 2005) or a full-rank kernel.")
-    kappa, Q = np.linalg.eigh(G0 @ G0.T)
+    kappa, Q = eigh(G0 @ G0.T)
     if G0.shape[1] < n or kappa[0] <= RANK_TOL * kappa[-1]:
         rank = int(np.sum(kappa > RANK_TOL * kappa[-1]))
         raise ConfigError(
@@ -284,7 +285,7 @@ def meg(G0: np.ndarray, constraints: Constraints, *, eta: float = 2.0, iteration
             else:
                 S[a, b] -= 0.5 * g
                 S[b, a] -= 0.5 * g
-            lam, V = np.linalg.eigh(S)
+            lam, V = eigh(S)
             c = -lam[-1]                              # c_t: largest eigenvalue of the exponent is 0
             e = np.exp(lam + c)
             log_Z = math.log(float(e.sum()))

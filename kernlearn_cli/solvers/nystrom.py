@@ -31,6 +31,7 @@ import numpy as np
 
 from ..errors import ConfigError, DataError
 from ..evaluate.supervised import nka
+from ..linalg import eigh
 from ..registry import solvers
 from ..types import KIND_CODE, Constraints, SolverResult
 from .protocol import Certificate, finish, not_applicable
@@ -73,19 +74,19 @@ def select_landmarks(X: np.ndarray, m: int, method: str, rng: np.random.Generato
 
 def pinv_psd(W: np.ndarray, rtol: float = 1e-10) -> np.ndarray:
     """Pseudo-inverse of a symmetric PSD matrix (eigenvalues below rtol * largest dropped)."""
-    ev, Q = np.linalg.eigh((W + W.T) / 2)
+    ev, Q = eigh((W + W.T) / 2)
     keep = ev > rtol * max(ev.max(), 0.0)
     return (Q[:, keep] / ev[keep]) @ Q[:, keep].T
 
 
 def psd_sqrt(S: np.ndarray) -> np.ndarray:
-    ev, Q = np.linalg.eigh((S + S.T) / 2)
+    ev, Q = eigh((S + S.T) / 2)
     return (Q * np.sqrt(np.clip(ev, 0.0, None))) @ Q.T
 
 
 def project_psd(S: np.ndarray) -> np.ndarray:
     """Nearest PSD matrix in Frobenius norm: U Lambda_+ U^T."""
-    ev, Q = np.linalg.eigh((S + S.T) / 2)
+    ev, Q = eigh((S + S.T) / 2)
     return (Q * np.clip(ev, 0.0, None)) @ Q.T
 
 
@@ -140,7 +141,7 @@ def closed_form(S0, El, Kl, lam) -> np.ndarray:
     in the eigenbasis [S~]_ij = Q~_ij / (1 + Lambda_ii Lambda_jj) (Zhang et al., Initialization)."""
     P = El.T @ El / math.sqrt(lam)
     Q = S0 + El.T @ Kl @ El / lam
-    ev, U = np.linalg.eigh((P + P.T) / 2)
+    ev, U = eigh((P + P.T) / 2)
     Qt = U.T @ Q @ U
     St = Qt / (1.0 + np.outer(ev, ev))
     return U @ St @ U.T
@@ -155,7 +156,7 @@ def prior_certificate(S, S0, El, Kl, T, lam, mu: float) -> tuple[float, float, f
     (the gradient-mapping residual's certificate; 0 exactly at the optimum).
     """
     J, g = prior_value_and_gradient(S, S0, El, Kl, T, lam)
-    ev, U = np.linalg.eigh((S + S.T) / 2)
+    ev, U = eigh((S + S.T) / 2)
     N = U[:, ev <= 1e-10 * max(ev.max(), 0.0)]
     xi = g - N @ project_psd(N.T @ g @ N) @ N.T if N.shape[1] else g
     res = float(np.linalg.norm(xi))

@@ -13,6 +13,7 @@ import time
 import numpy as np
 
 from ..errors import ConfigError
+from ..linalg import eigh
 from ..registry import solvers
 from ..types import Constraints, SolverResult
 from .admm import pcp_arrays, pcp_setup
@@ -62,7 +63,7 @@ def pcp_sdp(G0: np.ndarray, constraints: Constraints, *, dataset, gamma: float =
     if problem.status not in ("optimal", "optimal_inaccurate"):
         raise ConfigError(f"solver 'pcp_sdp': cvxpy/{backend} ended with status '{problem.status}'.")
     Kv = (K.value + K.value.T) / 2
-    ev, Q = np.linalg.eigh(Kv)
+    ev, Q = eigh(Kv)
     G = Q * np.sqrt(np.clip(ev, 0.0, None))
     Kp = G @ G.T
     value = float(np.sum(Kp * L.toarray()) + 0.5 * gamma * np.sum((Kp[rows, idx] - tval) ** 2))

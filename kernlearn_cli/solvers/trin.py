@@ -44,6 +44,7 @@ import scipy.sparse as sp
 
 from ..errors import ConfigError, DataError
 from ..kernels import full_column_rank
+from ..linalg import eigh
 from ..registry import solvers
 from ..types import KIND_CODE, Constraints, SolverResult
 from .protocol import Certificate, finish
@@ -611,7 +612,7 @@ def build_problem(G0: np.ndarray, constraints: Constraints, loss: str, gamma: fl
         if not full:
             return G0 @ chol(X)[0]                    # K = G0 X G0^T = (G0 L)(G0 L)^T
         K = X if shift is None else X - shift
-        ev, U = np.linalg.eigh(0.5 * (K + K.T))
+        ev, U = eigh(0.5 * (K + K.T))
         keep = ev > 1e-10 * ev[-1]
         return np.ascontiguousarray(U[:, keep][:, ::-1] * np.sqrt(ev[keep][::-1]))
 

@@ -35,6 +35,7 @@ import numpy as np
 
 from ..errors import ConfigError
 from ..kernels import full_column_rank
+from ..linalg import eigh
 from ..registry import solvers
 from ..types import Constraints, SolverResult
 from . import _von_neumann_kernels as _k
@@ -137,7 +138,7 @@ def von_neumann(G0: np.ndarray, constraints: Constraints, *, tol: float = 1e-3, 
 
     def reorthogonalize():              # keep W orthogonal: re-derive W, D from W D W^T (once per sweep)
         W, D = state["W"], state["D"]
-        D, W = np.linalg.eigh((W * D) @ W.T)
+        D, W = eigh((W * D) @ W.T)
         state["W"], state["D"] = np.ascontiguousarray(W), D
 
     def values() -> np.ndarray:         # tr(K A_i) = p_i^T W e^D W^T q_i, O(c r^2)
