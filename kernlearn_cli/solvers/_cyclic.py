@@ -183,9 +183,10 @@ def infeasibility_certificate(rc: InRange, y0: np.ndarray) -> dict | None:
     rank-one term with a coefficient >= 0; otherwise its smallest eigenvalue on the span of the
     vectors involved (S vanishes outside it) must exceed a margin that dominates the rounding of
     forming S and of the eigensolver, after a repair (y <- y + delta u on the "<=" rank-one
-    constraints, u_i = 1/b_i). Returns ``{"weights",
-    "min_eigenvalue", "combined_bound", "margin", "support"}`` (weights scaled to sum_i y_i s_i b_i
-    = -1), or None when no certificate could be verified.
+    constraints, u_i = 1/b_i).
+
+    Returns ``{"weights", "min_eigenvalue", "combined_bound", "margin", "support", "structural"}``
+    (weights scaled to sum_i y_i s_i b_i = -1), or None when no certificate could be verified.
     """
     constraints = rc.constraints
     s, b = signs(constraints), constraints.bound
@@ -242,7 +243,7 @@ def infeasibility_certificate(rc: InRange, y0: np.ndarray) -> dict | None:
         return None
     scale = -total if total < 0 else 1.0
     return {"weights": y / scale, "min_eigenvalue": lmin / scale, "combined_bound": total / scale,
-            "margin": margin / scale, "support": int(np.count_nonzero(y))}
+            "margin": margin / scale, "support": int(np.count_nonzero(y)), "structural": structural}
 
 
 def raise_infeasible(constraints: Constraints, cert: dict, name: str, sweep: int) -> None:
@@ -250,11 +251,13 @@ def raise_infeasible(constraints: Constraints, cert: dict, name: str, sweep: int
     y = cert["weights"]
     top = np.argsort(-np.abs(y) * np.abs(constraints.bound), kind="stable")[:3]
     named = "; ".join(f"{describe(constraints, int(q))} weight {y[q]:.3g}" for q in top if y[q] != 0)
+    psd = ("a sum of positive semidefinite terms" if cert["structural"] else
+           f"smallest eigenvalue {cert['min_eigenvalue']:.3g} >= {cert['margin']:.3g}, a rounding margin")
     raise InfeasibleError(
         f"the constraints are infeasible (certified after {sweep} sweep(s) of {name}): a combination of "
         f"{cert['support']} of them, sum_i y_i s_i tr(K A_i) <= sum_i y_i s_i b_i = {cert['combined_bound']:.3g} < 0, "
-        f"has a positive semidefinite left side (smallest eigenvalue {cert['min_eigenvalue']:.3g} >= "
-        f"{cert['margin']:.3g}) on the range of K0, so no kernel there meets them all. The largest weights: "
+        f"has a positive semidefinite left side ({psd}) on the range of K0, so no kernel there meets them all. "
+        f"The largest weights: "
         f"{named}. Remove or loosen these, or use solver.slack to trade violations against divergence.", cert)
 
 
