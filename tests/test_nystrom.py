@@ -66,6 +66,22 @@ def test_gradient_mapping_matches_a_convex_solver(masked):
     assert trials >= iters and np.all(np.diff(hist["objective"]) <= 1e-12 * hist["objective"][0])
 
 
+def test_gradient_mapping_started_at_the_optimum_stops_certified(monkeypatch):
+    """From the exact optimum every step can be rejected by rounding alone (J(B) > J(S) by an ulp);
+    such a step is a change of 0 and the certificate ends the run, not the iteration cap (it used
+    to run to max_iter and report converged false with a gap bound of 1e-19)."""
+    from kernlearn_cli.solvers import nystrom as module
+
+    S0, El, Kl, T = small_problem(seed=3)
+    S = closed_form(S0, El, Kl, 100.0)
+    assert np.linalg.eigvalsh(S).min() > 0                 # the PSD constraint is inactive: S is J's minimizer
+    exact = module.project_psd
+    monkeypatch.setattr(module, "project_psd", lambda M: exact(M) + 1e-6 * np.eye(len(M)))   # "rounding"
+    Sg, iters, _, stopped_by, fig, _ = gradient_mapping(S, S0, El, Kl, T, 100.0, tol=1e-8, gap_tol=1e-5,
+                                                         max_iter=5000)
+    assert stopped_by == "tolerance" and iters < 20 and fig["gap_bound"] <= 1e-10
+
+
 def _ds(n=120, seed=0):
     return two_gaussians(n=n, dim=4, seed=seed)
 

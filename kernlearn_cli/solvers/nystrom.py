@@ -178,8 +178,9 @@ def gradient_mapping(S, S0, El, Kl, T, lam, *, tol: float, gap_tol: float, max_i
 
     at the extrapolated point Y, B_A = argmin_{B >= 0} tr(grad B) + A/2 ||B - Y||^2
     = Proj_PSD(Y - grad / A); while J(B_A) > J(Y) + tr(grad (B_A - Y)) + A/2 ||B_A - Y||^2,
-    A <- growth A (a "trial").  Restarts the momentum when J increases.  Stops when the
-    relative objective change is below ``tol`` *and* the certified bound on J − J*
+    A <- growth A (a "trial").  Restarts the momentum when J increases (a step that does not
+    decrease J counts as a change of 0: at the optimum rounding alone rejects every step, and
+    the certificate decides).  Stops when the relative objective change is below ``tol`` *and* the certified bound on J − J*
     (:func:`prior_certificate`) is below ``gap_tol`` max(1, J), checked when the change first
     falls below ``tol`` and then every max(10, it/10) iterations.  Returns (S, iterations, trials,
     stopped_by, certificate figures, history).
@@ -207,16 +208,14 @@ def gradient_mapping(S, S0, El, Kl, T, lam, *, tol: float, gap_tol: float, max_i
                 break
             A *= growth
         trials += n_trials
-        if JB > J:                                      # adaptive restart: drop the momentum
+        if JB > J:              # adaptive restart: drop the momentum; J did not decrease (change 0)
             Y, t = S.copy(), 1.0
-            hist["objective"].append(J)
-            hist["A"].append(A)
-            hist["trials"].append(n_trials)
-            continue
-        change = (J - JB) / max(abs(J), 1e-300)
-        t_next = 0.5 * (1.0 + math.sqrt(1.0 + 4.0 * t * t))
-        Y = B + ((t - 1.0) / t_next) * (B - S)
-        S, J, t = B, JB, t_next
+            change = 0.0
+        else:
+            change = (J - JB) / max(abs(J), 1e-300)
+            t_next = 0.5 * (1.0 + math.sqrt(1.0 + 4.0 * t * t))
+            Y = B + ((t - 1.0) / t_next) * (B - S)
+            S, J, t = B, JB, t_next
         hist["objective"].append(J)
         hist["A"].append(A)
         hist["trials"].append(n_trials)
