@@ -10,7 +10,7 @@ from typing import List, Optional
 import typer
 
 from . import __version__
-from .errors import ConfigError, InfeasibleError, KernlearnError
+from .errors import ConfigError, KernlearnError
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
                   help="Learn kernel matrices from side information, reproducibly.")
@@ -44,10 +44,8 @@ def run(config: Path = typer.Argument(..., help="YAML experiment config."),
         force: bool = typer.Option(False, "--force", help="Rerun finished cells."),
         verbose: int = typer.Option(0, "--verbose", "-v", count=True, help="-v: solver iterations.")):
     """Run the cells of CONFIG (finished cells are skipped) and print the results table."""
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
-
-    from .report import collect as collect_, convergence
-    from .runner import array_index_from_env, claim_folder, run_cells, select_cells
+    from .experiment import check_cells
+    from .runner import array_index_from_env, check_folder, claim_folder, release_folder, select_cells
 
     cfg, cells = _cells(config, set_, seed)
     out = out or Path("results") / cfg["name"]
@@ -55,20 +53,44 @@ def run(config: Path = typer.Argument(..., help="YAML experiment config."),
         array_index = array_index_from_env()
     if array_index is not None:
         cells = select_cells(cells, array_index, cells_per_task, str(config))
-    claim_folder(out, cfg, str(config))
+    check_folder(out, cfg)                 # refuse a folder of another experiment before any work
+    check_cells(cells, str(config))        # every setting, and the data it names, before anything is written
+    claimed = claim_folder(out, cfg)
+    try:
+        failed = _run_cells(cfg, cells, out, str(config), jobs=jobs, force=force, verbose=verbose)
+    except BaseException:
+        if claimed:                        # unless a cell finished, leave the folder as it was
+            release_folder(out)
+        raise
+    if failed:
+        raise KernlearnError(f"{len(failed)} cell(s) failed and wrote no result (each reason is in its "
+                             f"failed.json; the other cells are finished); the first: {failed[0]}")
+    if array_index is None:
+        from .report import collect as collect_
+
+        _, md, _ = collect_([out])
+        typer.echo(md)
+
+
+def _run_cells(cfg: dict, cells, out: Path, where: str, *, jobs: int, force: bool, verbose: int) -> list[str]:
+    """Run the cells with a progress bar and one line per cell; returns the failed cells."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+    from .report import convergence
+    from .runner import run_cells
 
     done = skipped = 0
     failed: list[str] = []
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn())
     with Progress(*columns, transient=True, disable=not sys.stderr.isatty()) as bar:
         task = bar.add_task(cfg["name"], total=len(cells))
-        for cell, record, error in run_cells(cells, out, where=str(config), jobs=jobs, force=force,
-                                                   verbose=bool(verbose)):
+        for cell, record, error in run_cells(cells, out, where=where, jobs=jobs, force=force,
+                                             verbose=bool(verbose)):
             bar.advance(task)
             if error is not None:     # certified infeasible, or a numerical breakdown; the others still run
                 failed.append(f"[{cell.index}] {cell.id}: {error}")
-                bar.console.print(f"[{cell.index}] {cell.id}: FAILED ({error.split(':')[0]}), nothing written",
-                                  highlight=False)
+                bar.console.print(f"[{cell.index}] {cell.id}: FAILED ({error.split(':')[0]}), reason in "
+                                  f"{out / cell.id / 'failed.json'}", highlight=False, soft_wrap=True)
             elif record is None:
                 skipped += 1
             else:
@@ -79,11 +101,7 @@ def run(config: Path = typer.Argument(..., help="YAML experiment config."),
                                   f"{record['seconds']:.2f}s {convergence(record)}  {metrics}", highlight=False,
                                   soft_wrap=True)
     _echo_err(f"{done} cell(s) run, {skipped} already finished, {len(failed)} failed, results in {out}")
-    if failed:
-        raise InfeasibleError(f"{len(failed)} cell(s) failed and wrote nothing; the first: {failed[0]}")
-    if array_index is None:
-        _, md, _ = collect_([out])
-        typer.echo(md)
+    return failed
 
 
 @app.command()
@@ -96,24 +114,39 @@ def slurm(config: Path = typer.Argument(..., help="YAML experiment config."),
           time: Optional[str] = typer.Option(None, "--time", help="#SBATCH --time, e.g. 01:00:00."),
           mem: Optional[str] = typer.Option(None, "--mem", help="#SBATCH --mem, e.g. 4G."),
           cpus: int = typer.Option(1, "--cpus-per-task", help="#SBATCH --cpus-per-task."),
+          account: Optional[str] = typer.Option(None, "--account", help="#SBATCH --account."),
+          qos: Optional[str] = typer.Option(None, "--qos", help="#SBATCH --qos."),
+          sbatch_arg: List[str] = typer.Option([], "--sbatch-arg",
+                                               help="A further #SBATCH option, e.g. --sbatch-arg=--constraint=avx2 "
+                                                    "(repeatable)."),
+          max_array_size: int = typer.Option(1000, "--max-array-size",
+                                             help="Most array tasks the cluster accepts (SLURM MaxArraySize); cells "
+                                                  "are packed into fewer tasks to fit."),
           script: Optional[Path] = typer.Option(None, "--script", "-o",
                                                 help="Where to write the script (default OUT/slurm/<name>.sbatch).")):
     """Write an sbatch job-array script that runs the cells of CONFIG, one array task per cell (or pack)."""
-    from .runner import sbatch_script, select_cells, task_count
+    import shlex
+
+    from .io import atomic_path
+    from .runner import check_folder, pack_cells, sbatch_script, select_cells, task_count
 
     cfg, cells = _cells(config, set_, seed)
     select_cells(cells, 0, cells_per_task, str(config))        # validates --cells-per-task
+    per_task = pack_cells(len(cells), cells_per_task, max_array_size)
     out = (out or Path("results") / cfg["name"]).resolve()
-    text = sbatch_script(config.resolve(), out, task_count(len(cells), cells_per_task), cells_per_task,
-                         name=cfg["name"], overrides=set_, seed=seed, partition=partition, time=time, mem=mem,
-                         cpus=cpus, python=sys.executable)
+    check_folder(out, cfg)
+    tasks = task_count(len(cells), per_task)
+    text = sbatch_script(config.resolve(), out, tasks, per_task, name=cfg["name"], overrides=set_, seed=seed,
+                         partition=partition, time=time, mem=mem, cpus=cpus, python=sys.executable,
+                         account=account, qos=qos, extra=sbatch_arg)
     script = script or out / "slurm" / f"{cfg['name']}.sbatch"
-    script.parent.mkdir(parents=True, exist_ok=True)
     (out / "slurm").mkdir(parents=True, exist_ok=True)
-    script.write_text(text)
+    with atomic_path(script) as tmp:
+        tmp.write_text(text)
     typer.echo(str(script))
-    _echo_err(f"{len(cells)} cell(s) in {task_count(len(cells), cells_per_task)} array task(s); "
-              f"submit with: sbatch {script}")
+    packed = f" ({per_task} cells per task to stay within --max-array-size {max_array_size})" \
+        if per_task > cells_per_task else ""
+    _echo_err(f"{len(cells)} cell(s) in {tasks} array task(s){packed}; submit with: sbatch {shlex.quote(str(script))}")
 
 
 @app.command()
@@ -137,19 +170,29 @@ def collect(directories: List[Path] = typer.Argument(..., help="Results folder(s
             agg: str = typer.Option("mean", "--agg", help="--metric cells: mean (± std), min or max."),
             prefix: Optional[Path] = typer.Option(None, "--prefix", help="Write PREFIX.csv/.md/.tex."),
             into: Optional[Path] = typer.Option(None, "--into", help="Also fill this Markdown file's block ..."),
-            marker: Optional[str] = typer.Option(None, "--marker", help="... <!-- kernlearn:MARKER -->.")):
-    """Aggregate per-cell records into tables (CSV, Markdown, LaTeX), mean ± std over seeds."""
-    from .report import collect as collect_, fill_marker
+            marker: Optional[str] = typer.Option(None, "--marker", help="... <!-- kernlearn:MARKER -->."),
+            strict: bool = typer.Option(False, "--strict",
+                                        help="Exit with status 2 if any expected cell is missing, failed or "
+                                             "unreadable (the tables are still written).")):
+    """Aggregate per-cell records into tables (CSV, Markdown, LaTeX), mean ± std over seeds.
+
+    Cells of the recorded grid that are not finished are counted per row (finished/expected) and
+    named in one warning line."""
+    from .report import check_marker, collect as collect_, fill_marker
 
     if (into is None) != (marker is None):
         raise ConfigError("collect: --into and --marker go together (--into README.md --marker NAME).")
-    _, md, incomplete = collect_(directories, metric=metric, rows=rows, cols=cols, agg=agg, prefix=prefix)
+    if into is not None:
+        check_marker(into, marker)
+    _, md, done = collect_(directories, metric=metric, rows=rows, cols=cols, agg=agg, prefix=prefix)
     typer.echo(md)
-    if incomplete:
-        _echo_err(f"note: {incomplete} incomplete cell(s) ignored (no record.json).")
     if into is not None:
         fill_marker(into, marker, md)
         _echo_err(f"filled <!-- kernlearn:{marker} --> in {into}")
+    if not done.complete:
+        if strict:
+            raise KernlearnError(f"collect --strict: {done.message()}")
+        _echo_err(f"warning: {done.message()}")
 
 
 @app.command()
@@ -162,9 +205,10 @@ def plot(directories: List[Path] = typer.Argument(..., help="Results folder(s) o
          title: Optional[str] = typer.Option(None, "--title"),
          output: Path = typer.Option(..., "--output", "-o", help="Figure file (.png, .pdf, .svg).")):
     """Draw metric vs x, one curve per method, mean with ± std error bars over seeds."""
-    from .report import load_records, plot_curves
+    from .report import check_figure_path, load_records, plot_curves
 
-    df, _ = load_records(directories)
+    check_figure_path(output, "plot")
+    df, _ = load_records(directories, "plot")
     ringed = plot_curves(df, metric, x, by, loglog=loglog, logx=logx, title=title, output=output)
     typer.echo(str(output))
     if ringed:
@@ -182,8 +226,9 @@ def plot_history(directories: List[Path] = typer.Argument(..., help="Results fol
                  title: Optional[str] = typer.Option(None, "--title"),
                  output: Path = typer.Option(..., "--output", "-o", help="Figure file (.png, .pdf, .svg).")):
     """Draw a per-iteration history (history/KEY of each cell's factors.h5) against the step."""
-    from .report import plot_history as plot_history_
+    from .report import check_figure_path, plot_history as plot_history_
 
+    check_figure_path(output, "plot-history")
     lines = plot_history_(directories, key, mean=mean, logx=logx, logy=logy, xlabel=xlabel, title=title,
                           output=output)
     typer.echo(str(output))
@@ -252,6 +297,22 @@ def _show_warning(message, category, filename, lineno, file=None, line=None):
     _echo_err(f"warning: {message}")
 
 
+def os_error_message(exc: OSError) -> str:
+    """One paragraph for a file-system failure: what, where, and what to do."""
+    import errno
+
+    where = f" '{exc.filename}'" if exc.filename else ""
+    advice = {errno.ENOSPC: "free some space or write elsewhere (--out, --prefix, -o)",
+              errno.EDQUOT: "free some space or write elsewhere (--out, --prefix, -o)",
+              errno.EACCES: "choose a place you may write to (--out, --prefix, -o)",
+              errno.EPERM: "choose a place you may write to (--out, --prefix, -o)",
+              errno.EROFS: "the file system is read-only; write elsewhere (--out, --prefix, -o)",
+              errno.EISDIR: "give a file name, not a folder",
+              errno.ENOTDIR: "a part of the path is a file, not a folder"}
+    return (f"cannot write or read{where}: {exc.strerror or exc}"
+            f"{'; ' + advice[exc.errno] if exc.errno in advice else ''}. Finished results are left as they were.")
+
+
 def main() -> None:
     warnings.showwarning = _show_warning
     try:
@@ -259,3 +320,9 @@ def main() -> None:
     except KernlearnError as exc:
         _echo_err(f"kernlearn: error: {exc}")
         sys.exit(2)
+    except OSError as exc:
+        _echo_err(f"kernlearn: error: {os_error_message(exc)}")
+        sys.exit(2)
+    except KeyboardInterrupt:
+        _echo_err("kernlearn: interrupted; finished cells are kept, a rerun resumes with the others.")
+        sys.exit(130)

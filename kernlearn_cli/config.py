@@ -37,6 +37,9 @@ from .registry import REGISTRIES, did_you_mean
 COMPONENTS = {"dataset": "datasets", "kernel": "kernels", "constraints": "constraints", "solver": "solvers"}
 TOP_KEYS = {"name", "seed", "grid", "description", "evaluate", *COMPONENTS}
 REQUIRED = ("name", "dataset", "kernel", "constraints", "solver")
+#: Experiment names: a folder name inside results/ (so never '.', '..' or hidden).
+NAME = r"[A-Za-z0-9_+-][A-Za-z0-9_.+-]*"
+SEED_MAX = 2**63 - 1
 _RANGE = re.compile(r"^\s*range\(\s*(-?\d+)\s*(?:,\s*(-?\d+)\s*)?(?:,\s*(-?\d+)\s*)?\)\s*$")
 
 
@@ -76,19 +79,22 @@ def load(path: str | Path, overrides: list[str] = (), seed: int | None = None) -
     ``--seed N`` sets the top-level seed and drops a ``seed`` axis from the grid.
     """
     path = Path(path)
+    if path.is_dir():
+        raise ConfigError(f"config '{path}' is a directory; give a YAML config file (e.g. {path}/quick.yaml).")
     if not path.is_file():
         raise ConfigError(f"config file '{path}' not found.")
     try:
-        cfg = yaml.safe_load(path.read_text())
-    except yaml.YAMLError as exc:
-        raise ConfigError(f"{path}: not valid YAML ({exc}).") from None
+        cfg = parse_yaml(path.read_bytes().decode("utf-8"), str(path))
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{path}: not UTF-8 text (byte {exc.start}: {exc.reason}); save the config as UTF-8.") \
+            from None
     if not isinstance(cfg, dict):
         raise ConfigError(f"{path}: a config must be a YAML mapping with keys {', '.join(REQUIRED)}.")
     for item in overrides:
         key, sep, text = item.partition("=")
         if not sep or not key.strip():
             raise ConfigError(f"--set '{item}': expected KEY=VALUE with a dotted key, e.g. --set solver.tol=1e-6.")
-        key, value = key.strip(), yaml.safe_load(text) if text.strip() else ""
+        key, value = key.strip(), parse_yaml(text, f"--set '{item}'") if text.strip() else ""
         if key.startswith("grid."):            # grid keys are themselves dotted: grid.<key>=<values>
             if not isinstance(cfg.get("grid"), dict):
                 cfg["grid"] = {}
@@ -103,6 +109,35 @@ def load(path: str | Path, overrides: list[str] = (), seed: int | None = None) -
                 del cfg["grid"]
     validate(cfg, str(path))
     return cfg
+
+
+class _StrictLoader(yaml.SafeLoader):
+    """SafeLoader that refuses a mapping with the same key twice (YAML would keep the last silently)."""
+
+
+def _mapping(loader: _StrictLoader, node: yaml.MappingNode, deep: bool = False) -> dict:
+    loader.flatten_mapping(node)
+    seen = {}
+    for key_node, _ in node.value:
+        key = loader.construct_object(key_node, deep=deep)
+        if key in seen:
+            raise yaml.constructor.ConstructorError(
+                None, None, f"duplicate key '{key}' (first at line {seen[key] + 1}); each key may appear once",
+                key_node.start_mark)
+        seen[key] = key_node.start_mark.line
+    return loader.construct_mapping(node, deep=deep)
+
+
+_StrictLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _mapping)
+
+
+def parse_yaml(text: str, where: str):
+    """YAML text -> Python values; a syntax error or a duplicate key is a :class:`ConfigError` naming ``where``."""
+    try:
+        return yaml.load(text, Loader=_StrictLoader)  # noqa: S506 - a SafeLoader subclass
+    except yaml.YAMLError as exc:
+        text = " ".join(str(exc).replace('in "<unicode string>", ', "at ").split())
+        raise ConfigError(f"{where}: not valid YAML ({text}).") from None
 
 
 def set_dotted(cfg: dict, key: str, value: Any, where: str) -> None:
@@ -134,10 +169,11 @@ def validate(cfg: dict, where: str) -> None:
     for key in REQUIRED:
         if key not in cfg:
             raise ConfigError(f"{where}: missing required key '{key}'.")
-    if not isinstance(cfg["name"], str) or not re.fullmatch(r"[A-Za-z0-9_.+-]+", cfg["name"]):
-        raise ConfigError(f"{where}: 'name' must be a string of letters, digits, '_', '-', '.', got {cfg['name']!r}.")
-    if "seed" in cfg and (not isinstance(cfg["seed"], int) or isinstance(cfg["seed"], bool) or cfg["seed"] < 0):
-        raise ConfigError(f"{where}: 'seed' must be a non-negative integer, got {cfg['seed']!r}.")
+    if not isinstance(cfg["name"], str) or not re.fullmatch(NAME, cfg["name"]):
+        raise ConfigError(f"{where}: 'name' must be a string of letters, digits, '_', '-', '+', '.' that does not "
+                          f"start with '.' (it names the folder results/<name>), got {cfg['name']!r}.")
+    if "seed" in cfg:
+        check_seed(cfg["seed"], f"{where}: 'seed'")
     if not isinstance(cfg.get("evaluate", []), list):
         raise ConfigError(f"{where}: 'evaluate' must be a list of mappings with a 'name' key.")
     grid = cfg.get("grid", {})
@@ -145,10 +181,19 @@ def validate(cfg: dict, where: str) -> None:
         raise ConfigError(f"{where}: 'grid' must map dotted keys to non-empty lists of values "
                           f"(e.g. constraints.count: [50, 100]); remove it for a single cell.")
     for key, values in (grid or {}).items():
-        grid_values(key, values, where)
+        values = grid_values(key, values, where)
+        if key == "seed":
+            for value in values:
+                check_seed(value, f"{where}: grid.seed value")
     for k, cell in enumerate(expand(cfg)):
         check_grid_keys(cell, where)
         bind_cell(cell, f"{where} (cell {k})" if grid else where)
+
+
+def check_seed(value: Any, where: str) -> None:
+    """A seed is an integer in 0 .. 2**63 - 1 (it is stored as int64 in the factors file)."""
+    if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value <= SEED_MAX:
+        raise ConfigError(f"{where} must be an integer from 0 to 2**63 - 1 = {SEED_MAX}, got {value!r}.")
 
 
 def check_grid_keys(cell: Cell, where: str) -> None:

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import inspect
-import os
 import json
+import os
 import time
+import warnings
+from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 from typing import Callable
@@ -16,7 +18,7 @@ from threadpoolctl import threadpool_limits
 from . import __version__
 from .config import Cell, bind_cell
 from .errors import ConfigError
-from .io import FACTORS, RECORD, is_finished, write_factors, write_record
+from .io import cell_state, factors_image, write_cell
 
 
 def component_rng(seed: int, stream: int, sub: int = 0) -> np.random.Generator:
@@ -75,36 +77,32 @@ def blas_threads() -> int:
     return int(value) if value.isdigit() and int(value) > 0 else 1
 
 
-def run_cell(cell: Cell, out_dir: Path, *, where: str = "config", force: bool = False,
-             progress: Callable | None = None) -> dict | None:
-    """Run one cell under a fixed BLAS thread count (see :func:`_run_cell`)."""
-    with threadpool_limits(limits=blas_threads()):
-        return _run_cell(cell, out_dir, where=where, force=force, progress=progress)
+@dataclass
+class Prepared:
+    """A cell resolved up to the solve: its components, data, initial factor and constraints."""
+
+    bound: dict
+    dataset: object
+    G0: np.ndarray
+    G_ref: np.ndarray
+    constraints: object
+    solver_extra: dict
 
 
-def _run_cell(cell: Cell, out_dir: Path, *, where: str, force: bool, progress: Callable | None) -> dict | None:
-    """Run one cell and write ``out_dir/<cell id>/{factors.h5, record.json}``.
+def prepare(cell: Cell, where: str = "config") -> Prepared:
+    """Resolve a cell's components and compute everything the solver needs (no I/O but data loading).
 
-    Returns the record, or None when the cell was already finished (and ``force`` is off).
-    The components are pure functions; datasets and initial factors are memoised
-    per process, which changes no number.
+    Raises :class:`~kernlearn_cli.errors.ConfigError` / :class:`~kernlearn_cli.errors.DataError`
+    for a bad setting or bad data, naming ``where``.
     """
-    cell_dir = Path(out_dir) / cell.id
-    if is_finished(cell_dir) and not force:
-        return None
-    if force:
-        (cell_dir / RECORD).unlink(missing_ok=True)  # a cell being rerun must not look finished
     bound = bind_cell(cell, where)
-    ds_entry, ds_params = bound["dataset"]
-    ds_key = _key(ds_entry, ds_params)
+    ds_key = _key(*bound["dataset"])
     ds = _load_dataset(ds_key)
     G0 = _initial_factor(ds_key, _key(*bound["kernel"]))
     G_ref = _initial_factor(ds_key, _key(*bound["reference"])) if "reference" in bound else G0
-
     gen, gen_params = bound["constraints"]
     constraints = gen.func(ds, G_ref, rng=component_rng(cell.seed, STREAM_CONSTRAINTS), **gen_params)
-
-    solver, solver_params = bound["solver"]
+    solver = bound["solver"][0]
     check_triplets(constraints, gen.name, solver.name, solver.triplets, where)
     extra = {}
     sig = inspect.signature(solver.func).parameters
@@ -114,29 +112,90 @@ def _run_cell(cell: Cell, out_dir: Path, *, where: str, force: bool, progress: C
         extra["reference"] = G_ref
     if "rng" in sig:                              # e.g. ADMM's random V^0
         extra["rng"] = component_rng(cell.seed, STREAM_SOLVER)
-    if progress is not None and "callback" in sig:
+    return Prepared(bound, ds, G0, G_ref, constraints, extra)
+
+
+def check_cells(cells: list[Cell], where: str = "config") -> None:
+    """Validate a run before anything is written: every cell's settings, and the data, kernel and
+    constraints of one cell per distinct (dataset, kernel, constraints) setting.
+
+    Datasets and initial factors are memoised, so the cells reuse this work.  Warns (once per
+    setting) when the initial kernel already meets every constraint: the solver would have
+    nothing to learn.
+    """
+    seen = set()
+    for cell in cells:
+        label = f"{where} (cell {cell.index})" if len(cells) > 1 else where
+        bind_cell(cell, label)
+        key = json.dumps([cell.config[k] for k in ("dataset", "kernel", "constraints")], sort_keys=True,
+                         default=str)
+        if key in seen:
+            continue
+        seen.add(key)
+        prep = prepare(cell, label)
+        warn_if_already_met(prep, label)
+
+
+def warn_if_already_met(prep: Prepared, where: str) -> None:
+    """Warn when K0 meets every pairwise constraint exactly, tr(K0 A_i) = b_i (nothing to learn)."""
+    C = prep.constraints
+    if len(C) == 0 or C.has_triplets:
+        return
+    if np.all(np.abs(C.values(prep.G0) - C.bound) <= 1e-9 * np.maximum(1.0, np.abs(C.bound))):
+        gen = prep.bound["constraints"][0].name
+        warnings.warn(
+            f"{where}: the initial kernel already satisfies all {len(C)} constraints from '{gen}' "
+            f"exactly (every bound equals the current value), so the solver has nothing to learn and "
+            f"returns K0. Give the constraints a reference kernel different from the initial kernel, e.g. "
+            f"constraints: {{name: {gen}, reference: {{name: rbf}}}} with kernel: {{name: linear}}, or "
+            f"use idealized_pairs (bounds pushed by epsilon).", stacklevel=2)
+
+
+def run_cell(cell: Cell, out_dir: Path, *, where: str = "config", force: bool = False,
+             progress: Callable | None = None) -> dict | None:
+    """Run one cell under a fixed BLAS thread count (see :func:`_run_cell`)."""
+    with threadpool_limits(limits=blas_threads()):
+        return _run_cell(cell, out_dir, where=where, force=force, progress=progress)
+
+
+def _run_cell(cell: Cell, out_dir: Path, *, where: str, force: bool, progress: Callable | None) -> dict | None:
+    """Run one cell and write ``out_dir/<cell id>/{factors.h5, record.json}`` (:func:`write_cell`).
+
+    Returns the record, or None when the cell was already finished (and ``force`` is off).
+    With ``force`` a finished cell keeps its files until the new ones are complete.  The
+    components are pure functions; datasets and initial factors are memoised per process,
+    which changes no number.
+    """
+    cell_dir = Path(out_dir) / cell.id
+    if not force and cell_state(cell_dir)[0] == "finished":
+        return None
+    prep = prepare(cell, where)
+    (ds_entry, _), (gen, _), (solver, solver_params) = (prep.bound[k] for k in ("dataset", "constraints", "solver"))
+    extra = dict(prep.solver_extra)
+    if progress is not None and "callback" in inspect.signature(solver.func).parameters:
         extra["callback"] = progress
+    ds, constraints = prep.dataset, prep.constraints
     t0 = time.perf_counter()
-    result = solver.func(G0, constraints, **extra, **solver_params)
+    result = solver.func(prep.G0, constraints, **extra, **solver_params)
     seconds = time.perf_counter() - t0
 
     metrics = {}
-    for k, (ev, ev_params) in enumerate(bound["evaluate"]):
+    for k, (ev, ev_params) in enumerate(prep.bound["evaluate"]):
         wants = inspect.signature(ev.func).parameters
         extra = {key: value for key, value in (("result", result), ("constraints", constraints)) if key in wants}
         metrics.update(ev.func(result.G, ds, rng=component_rng(cell.seed, STREAM_EVALUATE, k), **extra, **ev_params))
 
-    write_factors(cell_dir / FACTORS, result, constraints, ds.y, solver=solver.name,
-                  config=cell.config, seed=cell.seed, seconds=seconds)
+    factors = factors_image(result, constraints, ds.y, solver=solver.name, config=cell.config, seed=cell.seed,
+                            seconds=seconds)
     record = {
         "cell": cell.id, "index": cell.index, "experiment": cell.config["name"],
         "grid": cell.grid_values, "seed": cell.seed,
-        "dataset": ds_entry.name, "kernel": bound["kernel"][0].name, "constraints_generator": gen.name,
-        "solver": solver.name, "n": ds.n, "rank0": int(G0.shape[1]), "constraints": len(constraints),
+        "dataset": ds_entry.name, "kernel": prep.bound["kernel"][0].name, "constraints_generator": gen.name,
+        "solver": solver.name, "n": ds.n, "rank0": int(prep.G0.shape[1]), "constraints": len(constraints),
         "objective": float(result.objective), "iterations": int(result.iterations),
         "converged": result.converged, "seconds": seconds, "metrics": metrics,
         "certificate": result.certificate, "info": result.info, "config": cell.config,
         "kernlearn_version": __version__,
     }
-    write_record(cell_dir / RECORD, record)
+    write_cell(cell_dir, factors, record)
     return record

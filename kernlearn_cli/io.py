@@ -1,13 +1,18 @@
 """Per-cell outputs: the HDF5 factors file and the JSON record, both written atomically.
 
-A cell is *finished* when its ``record.json`` exists: it is renamed into place
-only after ``factors.h5`` has been, so a killed run never leaves a cell that
-looks finished, and two processes running the same cell each write a private
-temporary file and rename it (the last rename wins; both are complete).
+A cell is *finished* when its ``record.json`` and ``factors.h5`` exist and verify
+(:func:`cell_state`).  :func:`write_cell` builds both files completely under temporary
+names first and renames them into place only then, the record last: a killed run never
+leaves a cell that looks finished, a rerun (``--force``) replaces a finished cell only
+with a complete new one, and two processes running the same cell each write private
+temporary files (the last rename wins; both are complete).  Every file is created with
+the permissions the umask gives (0644 under the usual 022), not the 0600 of a
+temporary file.
 """
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import tempfile
@@ -23,63 +28,127 @@ from .types import KINDS, Constraints, SolverResult
 
 FACTORS = "factors.h5"
 RECORD = "record.json"
+#: Why the last attempt at a cell failed (the cell stays unfinished).
+FAILED = "failed.json"
 #: The ``converged`` attribute of a result to which convergence does not apply (record.json: null).
 CONVERGED_NA = "n/a"
 
 
-@contextmanager
-def atomic_path(path: Path):
-    """Yield a temporary path beside ``path``; rename it onto ``path`` if the block succeeds."""
+def new_file_mode() -> int:
+    """Permissions of a new regular file under the process umask (0o644 under umask 022)."""
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return 0o666 & ~mask
+
+
+def temp_beside(path: Path) -> Path:
+    """A new empty file beside ``path`` (same file system) with the umask's permissions."""
+    path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     os.close(fd)
+    os.chmod(tmp, new_file_mode())
+    return Path(tmp)
+
+
+@contextmanager
+def atomic_path(path: Path, commit: bool = True):
+    """Yield a temporary path beside ``path``; rename it onto ``path`` if the block succeeds.
+
+    With ``commit=False`` the caller renames it (:func:`commit_files`); the temporary file is
+    removed if it is still there when the block exits.  An ``OSError`` (disk full, read-only
+    place) names ``path``, not the temporary name.
+    """
+    path = Path(path)
+    tmp = None
     try:
-        yield Path(tmp)
-        os.replace(tmp, path)
+        tmp = temp_beside(path)
+        yield tmp
+        if commit:
+            os.replace(tmp, path)
+    except OSError as exc:
+        raise OSError(exc.errno, exc.strerror or str(exc), str(path)) from None
     finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
+        if tmp is not None and tmp.exists():
+            tmp.unlink()
 
 
-def write_factors(path: Path, result: SolverResult, constraints: Constraints, labels, *,
+def factors_image(result: SolverResult, constraints: Constraints, labels, *, solver: str, config: dict,
+                  seed: int, seconds: float) -> bytes:
+    """The factors file (contract), built in memory: see :func:`write_factors`."""
+    buffer = io.BytesIO()
+    with h5py.File(buffer, "w") as f:
+        _fill_factors(f, result, constraints, labels, solver=solver, config=config, seed=seed, seconds=seconds)
+    return buffer.getvalue()
+
+
+def write_factors(path: Path, result: SolverResult, constraints: Constraints, labels, **attrs) -> None:
+    """Write the factors file (contract) atomically: G, constraints, labels, attributes, solver extras."""
+    image = factors_image(result, constraints, labels, **attrs)
+    with atomic_path(path) as tmp:
+        tmp.write_bytes(image)
+
+
+def write_cell(cell_dir: Path, factors: bytes, record: dict) -> None:
+    """Write a finished cell: both files complete under temporary names, then renamed, the record last.
+
+    A finished cell being rerun (``--force``) keeps its files until the new ones are complete;
+    an earlier ``failed.json`` goes once the cell has finished.
+    """
+    cell_dir = Path(cell_dir)
+    with atomic_path(cell_dir / FACTORS, commit=False) as tmp_f, \
+            atomic_path(cell_dir / RECORD, commit=False) as tmp_r:
+        tmp_f.write_bytes(factors)
+        tmp_r.write_text(_record_text(record))
+        os.replace(tmp_f, cell_dir / FACTORS)
+        os.replace(tmp_r, cell_dir / RECORD)
+    (cell_dir / FAILED).unlink(missing_ok=True)
+
+
+def write_failure(cell_dir: Path, failure: dict) -> None:
+    """Record why a cell failed (``failed.json``; the cell stays unfinished and is retried)."""
+    with atomic_path(Path(cell_dir) / FAILED) as tmp:
+        tmp.write_text(_record_text(failure))
+
+
+def _fill_factors(f: h5py.File, result: SolverResult, constraints: Constraints, labels, *,
                   solver: str, config: dict, seed: int, seconds: float) -> None:
-    """Write the factors file (contract): G, constraints, labels, attributes, solver extras.
+    """The factors file's contents (contract): G, constraints, labels, attributes, solver extras.
 
     The ``constraints`` group holds ``i``, ``j``, ``kind`` (names), ``bound`` and, for a set of
     triplet constraints only, ``k``.
     """
-    with atomic_path(path) as tmp, h5py.File(tmp, "w") as f:
-        f.create_dataset("G", data=np.asarray(result.G, dtype=np.float64))
-        g = f.create_group("constraints")
-        g.create_dataset("i", data=constraints.i)
-        g.create_dataset("j", data=constraints.j)
-        g.create_dataset("kind", data=np.array(constraints.kind_names(), dtype="S7"))
-        g.create_dataset("bound", data=constraints.bound)
-        if constraints.has_triplets:                      # triplet sets (Li et al. 2009): the third index
-            g.create_dataset("k", data=constraints.k)
-        g.attrs["kinds"] = ",".join(KINDS)
-        if labels is not None:
-            f.create_dataset("labels", data=np.asarray(labels))
-        for name, arr in result.arrays.items():
-            if isinstance(arr, dict):                     # e.g. a sparse matrix as a CSR group
-                grp = f.create_group(name)
-                for key, part in arr.items():
-                    grp.create_dataset(key, data=part)
-            else:
-                f.create_dataset(name, data=arr)
-        hist = f.create_group("history")
-        for name, arr in result.history.items():
-            hist.create_dataset(name, data=np.asarray(arr))
-        write_certificate(f.create_group("certificate"), result.certificate)
-        f.attrs.update({
-            "solver": solver, "config": yaml.safe_dump(config, sort_keys=False), "seed": seed,
-            "converged": CONVERGED_NA if result.converged is None else bool(result.converged),
-            "iterations": int(result.iterations),
-            "seconds": float(seconds), "objective": float(result.objective),
-            "kernlearn_version": __version__,
-        })
-        for key, value in result.info.items():
-            f.attrs[key] = value
+    f.create_dataset("G", data=np.asarray(result.G, dtype=np.float64))
+    g = f.create_group("constraints")
+    g.create_dataset("i", data=constraints.i)
+    g.create_dataset("j", data=constraints.j)
+    g.create_dataset("kind", data=np.array(constraints.kind_names(), dtype="S7"))
+    g.create_dataset("bound", data=constraints.bound)
+    if constraints.has_triplets:                      # triplet sets (Li et al. 2009): the third index
+        g.create_dataset("k", data=constraints.k)
+    g.attrs["kinds"] = ",".join(KINDS)
+    if labels is not None:
+        f.create_dataset("labels", data=np.asarray(labels))
+    for name, arr in result.arrays.items():
+        if isinstance(arr, dict):                     # e.g. a sparse matrix as a CSR group
+            grp = f.create_group(name)
+            for key, part in arr.items():
+                grp.create_dataset(key, data=part)
+        else:
+            f.create_dataset(name, data=arr)
+    hist = f.create_group("history")
+    for name, arr in result.history.items():
+        hist.create_dataset(name, data=np.asarray(arr))
+    write_certificate(f.create_group("certificate"), result.certificate)
+    f.attrs.update({
+        "solver": solver, "config": yaml.safe_dump(config, sort_keys=False), "seed": seed,
+        "converged": CONVERGED_NA if result.converged is None else bool(result.converged),
+        "iterations": int(result.iterations),
+        "seconds": float(seconds), "objective": float(result.objective),
+        "kernlearn_version": __version__,
+    })
+    for key, value in result.info.items():
+        f.attrs[key] = value
 
 
 def write_certificate(group: h5py.Group, certificate: dict) -> None:
@@ -114,9 +183,8 @@ def read_factors(path: Path) -> dict:
     return out
 
 
-def write_record(path: Path, record: dict) -> None:
-    with atomic_path(path) as tmp:
-        tmp.write_text(json.dumps(record, indent=2, sort_keys=False, default=_json_default) + "\n")
+def _record_text(record: dict) -> str:
+    return json.dumps(record, indent=2, sort_keys=False, default=_json_default) + "\n"
 
 
 def _json_default(obj):
@@ -127,5 +195,57 @@ def _json_default(obj):
     raise TypeError(f"not JSON serializable: {type(obj)}")
 
 
+#: Keys every record has (``collect`` needs them; a record without them is unreadable).
+RECORD_KEYS = ("experiment", "cell", "grid", "seed", "solver", "dataset", "constraints", "n", "rank0",
+               "converged", "iterations", "objective", "seconds", "metrics")
+
+
+def read_record(path: Path) -> dict:
+    """A record, or ``ValueError`` saying why it cannot be used (not JSON, not an object, keys missing)."""
+    try:
+        rec = json.loads(Path(path).read_text())
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ValueError(f"unreadable ({exc.__class__.__name__}: {exc})") from None
+    if not isinstance(rec, dict):
+        raise ValueError("not a JSON object")
+    missing = [k for k in RECORD_KEYS if k not in rec]
+    if missing:
+        raise ValueError(f"missing key(s) {', '.join(missing)}")
+    return rec
+
+
+def cell_state(cell_dir: Path) -> tuple[str, str]:
+    """``("finished", "")`` when the cell's record and factors verify, ``("failed", why)`` after a
+    recorded failure, ``("corrupt", why)`` when files are there but do not verify, else
+    ``("missing", "")``.
+
+    A record verifies when it reads (:func:`read_record`) and names its own folder; the factors
+    file when HDF5 opens it and it holds a float64 ``G``.
+    """
+    cell_dir = Path(cell_dir)
+    rec_path, fac_path = cell_dir / RECORD, cell_dir / FACTORS
+    if not rec_path.exists():
+        if (cell_dir / FAILED).exists():
+            try:
+                why = json.loads((cell_dir / FAILED).read_text()).get("error", "")
+            except (OSError, ValueError, AttributeError):
+                why = ""
+            return "failed", why
+        return ("corrupt", f"{FACTORS} without {RECORD} (interrupted)") if fac_path.exists() else ("missing", "")
+    try:
+        rec = read_record(rec_path)
+    except ValueError as exc:
+        return "corrupt", f"{RECORD}: {exc}"
+    if rec["cell"] != cell_dir.name:
+        return "corrupt", f"{RECORD} names cell '{rec['cell']}', not its folder"
+    try:
+        with h5py.File(fac_path, "r") as f:
+            if "G" not in f or f["G"].dtype != np.float64:
+                return "corrupt", f"{FACTORS}: no float64 dataset G"
+    except (OSError, ValueError) as exc:
+        return "corrupt", f"{FACTORS}: {exc}"
+    return "finished", ""
+
+
 def is_finished(cell_dir: Path) -> bool:
-    return (cell_dir / RECORD).is_file() and (cell_dir / FACTORS).is_file()
+    return cell_state(cell_dir)[0] == "finished"

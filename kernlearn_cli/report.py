@@ -15,13 +15,14 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
 from .errors import ConfigError, KernlearnError
-from .io import FACTORS, RECORD, atomic_path
+from .io import FACTORS, RECORD, atomic_path, cell_state, read_record
 
 #: Deterministic per-cell results besides the metrics; wall-clock time is kept apart
 #: (``timing.*``) so that tables of the same config are identical, bit for bit.
@@ -53,35 +54,117 @@ def _worst(certificate: dict | None) -> dict:
             "cert_ratio": ratio if np.isfinite(worst["value"]) else np.inf}
 
 
-def load_records(roots: list[Path]) -> tuple[pd.DataFrame, int]:
-    """All finished cells under ``roots`` as one row each, and the number of incomplete cells.
+@dataclass
+class Completeness:
+    """What ``collect`` found against what the grids of ``experiment.yaml`` expect.
 
-    An incomplete cell is a folder with a factors file or temporary file but no record.  Metrics
-    that are lists (e.g. ``error_path``) stay in the records, out of the tables.
+    ``expected`` counts the cells of the recorded grids (cells found outside them are counted as
+    found); ``problems`` lists one (cell, state, why) per expected cell that is not in the
+    tables: ``missing`` (never run, or interrupted), ``failed`` (``failed.json``), ``unreadable``
+    (a record or factors file that does not verify).  ``pending`` holds one row of settings per
+    such cell, so tables can show finished / expected per row.
     """
-    rows, incomplete, grid_keys = [], 0, set()
+
+    expected: int = 0
+    finished: int = 0
+    problems: list = field(default_factory=list)
+    pending: pd.DataFrame = field(default_factory=pd.DataFrame)
+
+    @property
+    def complete(self) -> bool:
+        return not self.problems
+
+    def counts(self) -> dict:
+        """Cells per state, in the order missing, failed, unreadable (states with none left out)."""
+        states = [state for _, state, _ in self.problems]
+        return {state: states.count(state) for state in ("missing", "failed", "unreadable") if state in states}
+
+    def message(self) -> str:
+        """One line: how many expected cells the tables lack, by state, and the first of each ('' if none)."""
+        if self.complete:
+            return ""
+        parts = ", ".join(f"{k} {state}" for state, k in self.counts().items())
+        first = "; ".join(f"first {state}: {cell}{f' ({why})' if why else ''}"
+                          for state in self.counts()
+                          for cell, st, why in [next(p for p in self.problems if p[1] == state)])
+        return (f"{len(self.problems)} of {self.expected} expected cell(s) are not in the tables ({parts}); "
+                f"{first}. Rerun the experiment to finish them (finished cells are skipped).")
+
+
+def _grid_columns(grid: dict) -> dict:
+    """A cell's grid values as table columns (a component spec by its name)."""
+    return {key: value.get("name", json.dumps(value)) if isinstance(value, dict) else value
+            for key, value in grid.items()}
+
+
+def _expected_cells(root: Path) -> list:
+    """The cells the grid recorded in ``root/experiment.yaml`` expands into ([] when there is none)."""
+    from .config import expand
+    from .runner import read_experiment
+
+    cfg = read_experiment(root)
+    if cfg is None:
+        return []
+    try:
+        return expand(cfg)
+    except (KernlearnError, TypeError, ValueError, AttributeError):
+        return []
+
+
+def load_records(roots: list[Path], command: str = "collect") -> tuple[pd.DataFrame, Completeness]:
+    """All finished cells under ``roots`` as one row each, and what is missing (:class:`Completeness`).
+
+    A cell is in the table when its ``record.json`` reads and has the record's keys; folders of
+    the recorded grid without one are reported as missing, failed or unreadable, never a
+    traceback.  Metrics that are lists (e.g. ``error_path``) stay in the records, out of the tables.
+    """
+    rows, grid_keys, done = [], set(), Completeness()
+    pending = []
     for root in map(Path, roots):
         if not root.is_dir():
-            raise KernlearnError(f"collect: '{root}' is not a folder of results.")
+            raise KernlearnError(f"{command}: '{root}' is not a folder of results.")
+        seen = set()
         for rec_path in sorted(root.rglob(RECORD)):
-            rec = json.loads(rec_path.read_text())
-            row = {"experiment": rec["experiment"], "cell": rec["cell"]}
-            for key, value in rec["grid"].items():
-                row[key] = value.get("name", json.dumps(value)) if isinstance(value, dict) else value
-                grid_keys.add(key)
+            seen.add(rec_path.parent.name)
+            try:
+                rec = read_record(rec_path)
+                if rec["cell"] != rec_path.parent.name:
+                    raise ValueError(f"names cell '{rec['cell']}', not its folder")
+            except ValueError as exc:
+                done.problems.append((rec_path.parent.name, "unreadable", f"{RECORD}: {exc}"))
+                continue
+            row = {"experiment": rec["experiment"], "cell": rec["cell"], **_grid_columns(rec["grid"])}
+            grid_keys.update(rec["grid"])
             row.setdefault("seed", rec["seed"])
             row.update(solver=rec["solver"], dataset=rec["dataset"], constraints=rec["constraints"],
                        n=rec["n"], rank0=rec["rank0"], converged=rec["converged"], **_worst(rec.get("certificate")),
                        **{k: rec[k] for k in (*SUMMARY, TIMING)},
                        **{k: v for k, v in rec["metrics"].items() if not isinstance(v, (list, dict))})
             rows.append(row)
-        finished = {p.parent for p in root.rglob(RECORD)}
-        started = {p.parent for pattern in (FACTORS, f".{FACTORS}.*.tmp", f".{RECORD}.*.tmp")
-                   for p in root.rglob(pattern)}
-        incomplete += len(started - finished)
+        expected = _expected_cells(root)
+        done.expected += len(expected) + len(seen - {c.id for c in expected})
+        for cell in expected:
+            if cell.id in seen:
+                continue
+            state, why = cell_state(root / cell.id)
+            state = {"corrupt": "unreadable" if (root / cell.id / RECORD).exists() else "missing"}.get(state, state)
+            done.problems.append((cell.id, state, why))
+            pending.append({"experiment": cell.config["name"], **_grid_columns(cell.grid_values),
+                            "solver": cell.config["solver"].get("name"), "dataset": cell.config["dataset"].get("name")})
     df = pd.DataFrame(rows)
     df.attrs["grid_keys"] = sorted(grid_keys)
-    return df, incomplete
+    done.finished = len(df)
+    done.pending = pd.DataFrame(pending)
+    return df, done
+
+
+def _expected(df: pd.DataFrame, keys: list[str], pending: pd.DataFrame) -> pd.Series | None:
+    """Finished + pending cells per setting ``keys`` (None when nothing is pending)."""
+    if pending is None or pending.empty:
+        return None
+    pend = pending.reindex(columns=keys)
+    both = pd.concat([df[keys], pend], ignore_index=True)
+    return both.groupby(keys, sort=True, dropna=False).size()
 
 
 def metric_columns(df: pd.DataFrame) -> list[str]:
@@ -98,10 +181,13 @@ def setting_columns(df: pd.DataFrame) -> list[str]:
     return [k for k in keys if df[k].nunique(dropna=False) > 1] or ["experiment"]
 
 
-def summarize(df: pd.DataFrame, timing: bool = False) -> pd.DataFrame:
+def summarize(df: pd.DataFrame, timing: bool = False, pending: pd.DataFrame | None = None) -> pd.DataFrame:
     """Group by every varying setting except the seed; mean and std of the numeric results
-    (of the wall-clock ``seconds`` alone with ``timing``)."""
-    keys = setting_columns(df)
+    (of the wall-clock ``seconds`` alone with ``timing``).  With ``pending`` (the settings of
+    expected cells that are not finished, :class:`Completeness`) a column ``expected`` counts the
+    cells each row should have, and rows with no finished cell appear too."""
+    keys = setting_columns(df if pending is None or pending.empty else pd.concat([df, pending], ignore_index=True))
+    keys = [k for k in keys if k in df.columns] or ["experiment"]
     values = [TIMING] if timing else metric_columns(df) + list(SUMMARY)
     g = df.groupby(keys, sort=True, dropna=False)
     out = g[values].agg(["mean", "std"])
@@ -117,6 +203,13 @@ def summarize(df: pd.DataFrame, timing: bool = False) -> pd.DataFrame:
         for col in ("cert_check", "cert_value", "cert_tol"):
             out[f"worst_{col[5:]}"] = worst[col].reindex(out.index)
     out["seeds"] = g.size()
+    expected = _expected(df, keys, pending)
+    if expected is not None:
+        out = out.reindex(expected.index)
+        for col in ("seeds", "converged", "applicable"):
+            if col in out:
+                out[col] = out[col].fillna(0).astype(int)
+        out["expected"] = expected
     return out.reset_index()
 
 
@@ -130,7 +223,7 @@ def display(summary: pd.DataFrame) -> pd.DataFrame:
     """'mean ± std' strings, one column per metric, plus the sweep range, seeds, the converged
     cells (of those where convergence applies) and the worst certificate check."""
     shown = pd.DataFrame()
-    extra = ("seeds", "converged", "applicable", "worst_check", "worst_value", "worst_tol")
+    extra = ("seeds", "expected", "converged", "applicable", "worst_check", "worst_value", "worst_tol")
     for c in summary.columns:
         if not c.endswith(("_mean", "_std", "_min", "_max")) and c not in extra:
             shown[c] = summary[c]
@@ -138,24 +231,26 @@ def display(summary: pd.DataFrame) -> pd.DataFrame:
         digits = 1 if m == "iterations" else 4
         shown[m] = [_pm(a, b, digits) for a, b in zip(summary[f"{m}_mean"], summary[f"{m}_std"])]
     if "iterations_min" in summary:
-        shown["iterations range"] = [f"{a}–{b}" for a, b in zip(summary["iterations_min"],
-                                                                summary["iterations_max"])]
+        shown["iterations range"] = [f"{a:.0f}–{b:.0f}" if np.isfinite(a) else "–"
+                                     for a, b in zip(summary["iterations_min"], summary["iterations_max"])]
         shown["converged"] = [(f"{int(k)}/{int(m)}" + (f" {MARK}" if k < m else "")) if m else "n/a"
                               for k, m in zip(summary["converged"], summary["applicable"])]
         shown["certificate (worst)"] = [
             "–" if not isinstance(c, str) else f"{c} {v:.3g} {'≤' if v <= t else '>'} {t:.2g}"
             for c, v, t in zip(summary["worst_check"], summary["worst_value"], summary["worst_tol"])]
-    shown["seeds"] = summary["seeds"]
+    shown["seeds"] = summary["seeds"] if "expected" not in summary else \
+        [f"{k}/{m}" for k, m in zip(summary["seeds"], summary["expected"])]
     return shown
 
 
 def pivot(df: pd.DataFrame, metric: str, rows: str | None = None, cols: str | None = None,
-          digits: int = 3, agg: str = "mean") -> pd.DataFrame:
+          digits: int = 3, agg: str = "mean", pending: pd.DataFrame | None = None) -> pd.DataFrame:
     """One metric as a paper's table: ``rows`` x ``cols`` of 'mean ± std' over seeds
     (``agg`` = ``min`` or ``max``: that statistic instead, e.g. the most sweeps any run took).
 
     Defaults: rows = the first varying setting that is not the column key, cols = ``solver``
-    (or ``experiment`` when all cells share a solver).
+    (or ``experiment`` when all cells share a solver).  With ``pending`` (expected cells that are
+    not finished) an entry with fewer finished cells than expected shows ``(k/N)``.
     """
     if metric not in df.columns:
         valid = metric_columns(df) + list(SUMMARY) + [TIMING]
@@ -175,10 +270,24 @@ def pivot(df: pd.DataFrame, metric: str, rows: str | None = None, cols: str | No
                       else [f"{v:.{digits}g}" for v in stats[agg]])
     bad = (df["converged"] == False).groupby([df[rows], df[cols]], dropna=False).sum()  # noqa: E712
     stats["value"] += [f" {MARK}" if bad.get((r, c), 0) else "" for r, c in zip(stats[rows], stats[cols])]
+    expected = _expected(df, [rows, cols], pending)
+    if expected is not None:
+        found = g.size()
+        partial = [(key, int(found.get(key, 0)), int(n)) for key, n in expected.items() if found.get(key, 0) < n]
+        stats = stats.set_index([rows, cols]).reindex(expected.index)
+        stats["value"] = stats["value"].fillna("–")
+        for key, k, n in partial:
+            stats.loc[key, "value"] += f" ({k}/{n})"
+        stats = stats.reset_index()
     table = stats.pivot(index=rows, columns=cols, values="value").fillna("–")
     table.columns.name = None
     table = table.reset_index()
-    table.attrs["note"] = unconverged_note(df)
+    notes = [unconverged_note(df)]
+    if expected is not None and partial:
+        missing = sum(n - k for _, k, n in partial)
+        notes.append(f"(k/N): only k of the N expected cells of that entry are finished; {missing} of "
+                     f"{int(expected.sum())} cell(s) in all are missing or failed.")
+    table.attrs["note"] = " ".join(n for n in notes if n)
     return table
 
 
@@ -201,15 +310,32 @@ def markdown(table: pd.DataFrame) -> str:
     return table.to_markdown(index=False) + (f"\n\n{note}" if note else "")
 
 
+_LATEX_SPECIAL = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_",
+                  "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}",
+                  "±": r"$\pm$", MARK: r"$^\dagger$", "≤": r"$\leq$", "–": "--"}
+
+
+def latex_escape(text: str) -> str:
+    """``text`` with LaTeX's special characters escaped (and ±, †, ≤ as math)."""
+    return "".join(_LATEX_SPECIAL.get(ch, ch) for ch in str(text))
+
+
+def _latex(table: pd.DataFrame) -> pd.DataFrame:
+    """A copy of ``table`` whose text cells and column names are LaTeX-escaped."""
+    out = table.map(lambda v: latex_escape(v) if isinstance(v, str) else v)
+    out.columns = [latex_escape(c) for c in table.columns]
+    return out
+
+
 def write_tables(table: pd.DataFrame, prefix: Path, numeric: pd.DataFrame | None = None) -> list[Path]:
     """``prefix``.md and .tex of ``table`` (with its note), and .csv of ``numeric`` (default ``table``),
     atomically."""
     paths = []
     numeric = table if numeric is None else numeric
     note = table.attrs.get("note")
-    latex = table.to_latex(index=False).replace("±", r"$\pm$").replace(MARK, r"$^\dagger$")
+    latex = _latex(table).to_latex(index=False)
     if note:
-        latex += "\n" + note.replace(MARK, r"$^\dagger$").replace("_", r"\_") + "\n"
+        latex += "\n" + latex_escape(note) + "\n"
     for suffix, text in ((".csv", numeric.to_csv(index=False)), (".md", markdown(table) + "\n"),
                          (".tex", latex)):
         path = prefix.with_suffix(suffix)
@@ -219,41 +345,66 @@ def write_tables(table: pd.DataFrame, prefix: Path, numeric: pd.DataFrame | None
     return paths
 
 
-def fill_marker(path: Path, marker: str, text: str) -> None:
-    """Replace what stands between ``<!-- kernlearn:MARKER -->`` and ``<!-- /kernlearn:MARKER -->``."""
+FIGURE_FORMATS = (".png", ".pdf", ".svg")
+
+
+def check_figure_path(output: Path, command: str) -> None:
+    """Refuse a figure file name whose extension matplotlib would not write."""
+    if Path(output).suffix.lower() not in FIGURE_FORMATS:
+        raise ConfigError(f"{command} -o '{output}': unknown figure format '{Path(output).suffix or '(none)'}'; "
+                          f"use one of {', '.join(FIGURE_FORMATS)}.")
+
+
+def _marker_pattern(marker: str) -> re.Pattern:
+    return re.compile(rf"(<!-- kernlearn:{re.escape(marker)} -->\n).*?(<!-- /kernlearn:{re.escape(marker)} -->)", re.S)
+
+
+def check_marker(path: Path, marker: str) -> None:
+    """Refuse ``--into PATH --marker NAME`` unless PATH exists and holds the block NAME."""
     path = Path(path)
-    source = path.read_text()
-    pattern = re.compile(rf"(<!-- kernlearn:{re.escape(marker)} -->\n).*?(<!-- /kernlearn:{re.escape(marker)} -->)", re.S)
-    if not pattern.search(source):
+    if not path.is_file():
+        raise ConfigError(f"collect --into '{path}': file not found; --into names an existing Markdown file "
+                          f"holding '<!-- kernlearn:{marker} -->' ... '<!-- /kernlearn:{marker} -->'.")
+    if not _marker_pattern(marker).search(path.read_text()):
         raise ConfigError(f"--into {path}: no block '<!-- kernlearn:{marker} -->' ... "
                           f"'<!-- /kernlearn:{marker} -->' to fill.")
+
+
+def fill_marker(path: Path, marker: str, text: str) -> None:
+    """Replace what stands between ``<!-- kernlearn:MARKER -->`` and ``<!-- /kernlearn:MARKER -->``."""
+    check_marker(path, marker)
+    path = Path(path)
+    source = path.read_text()
+    pattern = _marker_pattern(marker)
     with atomic_path(path) as tmp:
         tmp.write_text(pattern.sub(lambda m: m.group(1) + text.rstrip() + "\n" + m.group(2), source))
 
 
 def collect(roots: list[Path], *, metric: str | None = None, rows: str | None = None, cols: str | None = None,
-            agg: str = "mean", prefix: Path | None = None) -> tuple[pd.DataFrame, str, int]:
+            agg: str = "mean", prefix: Path | None = None) -> tuple[pd.DataFrame, str, Completeness]:
     """Aggregate the records under ``roots``; write CSV/Markdown/LaTeX at ``prefix``.
 
     Without ``metric``: the long table (every metric, mean ± std), prefix ``<root>/table``,
     and the wall-clock times beside it (``<prefix>_timing`` or ``<root>/timing``).
-    With ``metric``: :func:`pivot`, prefix ``<root>/table_<metric>``.
-    Returns (table, its Markdown, number of incomplete cells ignored).
+    With ``metric``: :func:`pivot`, prefix ``<root>/table_<metric>``.  Cells the recorded grids
+    expect but that are not finished show as finished / expected counts.
+    Returns (table, its Markdown, :class:`Completeness`).
     """
-    df, incomplete = load_records(roots)
+    df, done = load_records(roots)
     if df.empty:
-        raise KernlearnError(f"collect: no finished cells under {', '.join(map(str, roots))} (no {RECORD} files).")
+        raise KernlearnError(f"collect: no finished cells under {', '.join(map(str, roots))} (no readable "
+                             f"{RECORD} files). {done.message()}".rstrip())
     if metric is None:
-        numeric = summarize(df)
+        numeric = summarize(df, pending=done.pending)
         table = display(numeric)
-        timing = summarize(df, timing=True)
+        timing = summarize(df, timing=True, pending=done.pending)
         time_prefix = Path(f"{prefix}_timing") if prefix else Path(roots[0]) / "timing"
         write_tables(display(timing), time_prefix, timing)
     else:
-        numeric = table = pivot(df, metric, rows, cols, agg=agg)
+        numeric = table = pivot(df, metric, rows, cols, agg=agg, pending=done.pending)
     name = "table" if metric is None else f"table_{metric}" + ("" if agg == "mean" else f"_{agg}")
     write_tables(table, prefix or Path(roots[0]) / name, numeric)
-    return table, markdown(table), incomplete
+    return table, markdown(table), done
 
 
 def finish_figure(fig, ax, xlabel: str, ylabel: str, title: str | None, output: Path) -> None:
@@ -329,10 +480,10 @@ def plot_history(roots: list[Path], key: str = "dual_objective", *, mean: bool =
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    df, _ = load_records(roots)
+    df, _ = load_records(roots, "plot-history")
     if df.empty:
         raise KernlearnError(f"plot-history: no finished cells under {', '.join(map(str, roots))}.")
-    paths = {json.loads(p.read_text())["cell"]: p.parent / FACTORS
+    paths = {p.parent.name: p.parent / FACTORS
              for root in map(Path, roots) for p in sorted(root.rglob(RECORD))}
     curves = {}
     for cell in df["cell"]:

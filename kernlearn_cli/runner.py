@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from multiprocessing import get_all_start_methods, get_context
 from pathlib import Path
@@ -14,7 +15,7 @@ import yaml
 
 from .config import Cell
 from .errors import ConfigError, InfeasibleError, SolverError
-from .io import atomic_path
+from .io import RECORD, atomic_path, cell_state, write_failure
 
 #: Environment variables holding the task index of a scheduler's array job, and where
 #: each scheduler starts counting (SGE and LSF number tasks from 1).
@@ -22,16 +23,38 @@ ARRAY_VARS = {"SLURM_ARRAY_TASK_ID": 0, "SGE_TASK_ID": 1, "PBS_ARRAY_INDEX": 0, 
 EXPERIMENT_FILE = "experiment.yaml"
 
 
+#: Values a scheduler sets in a job that is not an array job (SGE: "undefined"; LSF: 0).
+NOT_AN_ARRAY = {"SGE_TASK_ID": ("undefined",), "LSB_JOBINDEX": ("0",)}
+
+
 def array_index_from_env() -> int | None:
-    """The 0-based array task index set by SLURM, SGE, PBS or LSF, if any."""
+    """The 0-based array task index set by SLURM, SGE, PBS or LSF, if any.
+
+    A set but malformed value (``SLURM_ARRAY_TASK_ID=abc``, ``SGE_TASK_ID=0``) is an error naming the
+    variable: running every cell in each task of an array would be silently wrong.
+    """
     for var, first in ARRAY_VARS.items():
-        if os.environ.get(var, "").isdigit():
-            return int(os.environ[var]) - first
+        text = os.environ.get(var)
+        if text is None or text.strip() in NOT_AN_ARRAY.get(var, ()) or not text.strip():
+            continue
+        if not text.strip().isdigit() or int(text) < first:
+            raise ConfigError(f"${var}={text!r} is not a valid array task index: expected an integer >= {first} "
+                              f"({'numbered from 1' if first else 'numbered from 0'}). Unset it, or pass "
+                              f"--array-index K to choose the task yourself.")
+        return int(text) - first
     return None
 
 
 def task_count(n_cells: int, cells_per_task: int) -> int:
     return -(-n_cells // cells_per_task)
+
+
+def pack_cells(n_cells: int, cells_per_task: int, max_array_size: int) -> int:
+    """Cells per array task: at least ``cells_per_task``, and enough that the array has at most
+    ``max_array_size`` tasks (SLURM's MaxArraySize bounds the indices: 0 .. max - 1)."""
+    if max_array_size < 1:
+        raise ConfigError(f"--max-array-size must be >= 1, got {max_array_size}.")
+    return max(cells_per_task, -(-n_cells // max_array_size))
 
 
 def select_cells(cells: list[Cell], array_index: int, cells_per_task: int, where: str) -> list[Cell]:
@@ -45,26 +68,65 @@ def select_cells(cells: list[Cell], array_index: int, cells_per_task: int, where
     return cells[array_index * cells_per_task:(array_index + 1) * cells_per_task]
 
 
-def claim_folder(out: Path, cfg: dict, where: str) -> None:
-    """Record which experiment owns ``out``; refuse a folder written by a different config.
+def finished_cells(out: Path) -> list[Path]:
+    """Cell folders under ``out`` that hold a record (whether or not it verifies)."""
+    return sorted(p.parent for p in Path(out).glob(f"*/{RECORD}"))
 
-    The identity is the config without its grid (a grid may grow, e.g. more seeds, and
-    its values are part of every cell id anyway).
-    """
-    identity = {k: v for k, v in cfg.items() if k != "grid"}
+
+def read_experiment(out: Path) -> dict | None:
+    """The config recorded in ``out/experiment.yaml`` (None when absent or unreadable)."""
     path = Path(out) / EXPERIMENT_FILE
-    if path.is_file():
-        theirs = yaml.safe_load(path.read_text()) or {}
-        theirs_id = {k: v for k, v in theirs.items() if k != "grid"}
-        if json.dumps(theirs_id, sort_keys=True, default=str) != json.dumps(identity, sort_keys=True, default=str):
-            diff = sorted(k for k in set(theirs_id) | set(identity) if theirs_id.get(k) != identity.get(k))
+    try:
+        cfg = yaml.safe_load(path.read_text())
+    except (OSError, yaml.YAMLError, UnicodeDecodeError):
+        return None
+    return cfg if isinstance(cfg, dict) else None
+
+
+def check_folder(out: Path, cfg: dict) -> bool:
+    """Whether ``out`` may take this config; True when ``experiment.yaml`` must be (re)written.
+
+    The identity is the config without its grid (a grid may grow, e.g. more seeds, and its
+    values are part of every cell id anyway).  A folder recorded by a different config is
+    refused, unless none of its cells finished (an earlier run failed before any did).
+    """
+    out = Path(out)
+    if out.exists() and not out.is_dir():
+        raise ConfigError(f"--out '{out}' is a file; the results folder must be a directory (or a new path).")
+    theirs = read_experiment(out)
+    if theirs is None:
+        return True
+    strip = lambda c: json.dumps({k: v for k, v in c.items() if k != "grid"}, sort_keys=True, default=str)  # noqa: E731
+    if strip(theirs) != strip(cfg):
+        if finished_cells(out):
+            diff = sorted(k for k in set(theirs) | set(cfg) if k != "grid" and theirs.get(k) != cfg.get(k))
             raise ConfigError(f"results folder '{out}' was written by a different config (name "
                               f"'{theirs.get('name')}'; differs in: {', '.join(diff)}). Use another --out, "
                               f"or delete the folder to start over.")
-        if theirs.get("grid") == cfg.get("grid"):
-            return
-    with atomic_path(path) as tmp:
+        return True
+    return theirs.get("grid") != cfg.get("grid")
+
+
+def claim_folder(out: Path, cfg: dict) -> bool:
+    """Write ``out/experiment.yaml`` when :func:`check_folder` asks for it; True if this call wrote it."""
+    if not check_folder(out, cfg):
+        return False
+    with atomic_path(Path(out) / EXPERIMENT_FILE) as tmp:
         tmp.write_text(yaml.safe_dump(cfg, sort_keys=False))
+    return True
+
+
+def release_folder(out: Path) -> None:
+    """Undo a claim after a run that failed before any cell finished: remove ``experiment.yaml``,
+    and the folder itself when nothing else is in it."""
+    out = Path(out)
+    if finished_cells(out):
+        return
+    (out / EXPERIMENT_FILE).unlink(missing_ok=True)
+    try:
+        out.rmdir()
+    except OSError:
+        pass
 
 
 def _run_one(cell: Cell, out: Path, where: str, force: bool, verbose: bool):
@@ -78,10 +140,13 @@ def _run_one(cell: Cell, out: Path, where: str, force: bool, verbose: bool):
 
     try:
         return cell, run_cell(cell, out, where=where, force=force, progress=progress if verbose else None), None
-    except InfeasibleError as exc:
-        return cell, None, f"infeasible (certified): {exc}"
-    except SolverError as exc:
-        return cell, None, f"solver breakdown: {exc}"
+    except (InfeasibleError, SolverError) as exc:
+        kind = "infeasible (certified)" if isinstance(exc, InfeasibleError) else "solver breakdown"
+        error = f"{kind}: {exc}"
+        if cell_state(Path(out) / cell.id)[0] != "finished":      # a finished cell rerun with --force keeps its result
+            write_failure(Path(out) / cell.id, {"cell": cell.id, "index": cell.index, "kind": kind, "error": str(exc),
+                                                "certificate": getattr(exc, "certificate", {})})
+        return cell, None, error
 
 
 def run_cells(cells: list[Cell], out: Path, *, where: str, jobs: int = 1, force: bool = False,
@@ -114,16 +179,34 @@ def run_cells(cells: list[Cell], out: Path, *, where: str, jobs: int = 1, force:
             raise
 
 
+def directive_value(value: str) -> str:
+    """A value for an ``#SBATCH --opt=value`` line: double-quoted when it holds a space or a quote
+    (sbatch reads directives with shell-like quoting)."""
+    if re.fullmatch(r"[A-Za-z0-9_.,:/%@+=-]+", value):
+        return value
+    return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
 def sbatch_script(config: Path, out: Path, n_tasks: int, cells_per_task: int, *, name: str,
                   overrides: list[str], seed: int | None, partition: str | None, time: str | None,
-                  mem: str | None, cpus: int, python: str) -> str:
-    """An sbatch script running task K = cells K*P .. K*P+P-1 with the same ``kernlearn run``."""
+                  mem: str | None, cpus: int, python: str, account: str | None = None, qos: str | None = None,
+                  extra: list[str] = ()) -> str:
+    """An sbatch script running task K = cells K*P .. K*P+P-1 with the same ``kernlearn run``.
+
+    ``extra`` are further ``#SBATCH`` options, written as given (e.g. ``--constraint=avx2``).
+    """
     import shlex
 
-    opts = [f"--job-name={name}", f"--array=0-{n_tasks - 1}", f"--cpus-per-task={cpus}",
-            f"--output={out}/slurm/%A_%a.out"]
-    opts += [f"--partition={partition}"] * bool(partition) + [f"--time={time}"] * bool(time) \
-        + [f"--mem={mem}"] * bool(mem)
+    opts = [f"--job-name={directive_value(name)}", f"--array=0-{n_tasks - 1}", f"--cpus-per-task={cpus}",
+            f"--output={directive_value(f'{out}/slurm/%A_%a.out')}"]
+    for key, value in (("partition", partition), ("time", time), ("mem", mem), ("account", account),
+                       ("qos", qos)):
+        if value:
+            opts.append(f"--{key}={directive_value(value)}")
+    for item in extra:
+        if not item.startswith("-"):
+            raise ConfigError(f"--sbatch-arg '{item}': expected an sbatch option such as --constraint=avx2.")
+        opts.append(item)
     cmd = [python, "-m", "kernlearn_cli", "run", str(config), "--out", str(out),
            "--cells-per-task", str(cells_per_task)]
     for item in overrides:

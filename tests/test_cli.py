@@ -83,59 +83,24 @@ def test_gyrb_config_on_synthetic_standin(tmp_path):
     assert "2 cell(s) run" in res.stderr and "knn_accuracy" in res.stdout
 
 
-def write_files(tmp_path, X=None, K=None, y=None):
-    paths = {}
-    for name, arr in (("features", X), ("kernel", K), ("labels", y)):
-        if arr is not None:
-            paths[name] = str(tmp_path / f"{name}.npy")
-            np.save(paths[name], arr)
-    return paths
-
-
-def constraints_csv(tmp_path, rows):
-    p = tmp_path / "cons.csv"
-    p.write_text("i,j,kind,bound\n" + "".join(f"{r}\n" for r in rows))
-    return {"name": "from_file", "path": str(p)}
-
-
-X_OK = np.random.default_rng(0).standard_normal((20, 3))
-Y_OK = np.arange(20) % 2
-
-
-def bad_input(tmp_path, case):
-    """Config parts for one kind of bad input, and the message the error must contain."""
-    X_nan = X_OK.copy()
-    X_nan[4, 1] = np.nan
-    files = lambda **arrays: {"name": "files", **write_files(tmp_path, **arrays)}  # noqa: E731
-    cases = {
-        "unknown component": lambda: (dict(solver={"name": "burgg"}), "unknown solver 'burgg'. Did you mean 'burg'?"),
-        "unknown key": lambda: (dict(solver={"name": "burg", "tolerance": 1}), "unknown key 'tolerance'"),
-        "wrong type": lambda: (dict(solver={"name": "burg", "max_sweeps": "lots"}), "expected int"),
-        "index out of range": lambda: (dict(dataset=files(X=X_OK, y=Y_OK),
-                                            constraints=constraints_csv(tmp_path, ["0,25,dist_le,1.0"])),
-                                       "index 25 is out of range"),
-        "nan features": lambda: (dict(dataset=files(X=X_nan, y=Y_OK)), "row 4"),
-        "non-psd kernel": lambda: (dict(dataset=files(K=np.diag([1.0] * 19 + [-1.0]), y=Y_OK),
-                                        kernel={"name": "precomputed"}), "eigenvalue is -1"),
-        "empty constraints": lambda: (dict(dataset=files(X=X_OK, y=Y_OK), constraints=constraints_csv(tmp_path, [])),
-                                      "constraint set is empty"),
-        "infeasible": lambda: (dict(dataset=files(X=X_OK, y=Y_OK), solver={"name": "burg"},
-                                    constraints=constraints_csv(tmp_path, ["0,1,dist_le,1.0", "0,1,dist_ge,2.0"])),
-                               "infeasible"),
-    }
-    return cases[case]()
-
-
-@pytest.mark.parametrize("case", ["unknown component", "unknown key", "wrong type", "index out of range",
-                                  "nan features", "non-psd kernel", "empty constraints", "infeasible"])
-def test_bad_input_gives_clear_error_and_no_output(tmp_path, case):
-    parts, message = bad_input(tmp_path, case)
+def test_infeasible_cell_fails_alone_with_its_reason(tmp_path):
+    """A cell whose constraints are certified infeasible writes no result, only failed.json (the other
+    bad inputs are in tests/test_failures.py)."""
+    X = np.random.default_rng(0).standard_normal((20, 3))
+    np.save(tmp_path / "X.npy", X)
+    np.save(tmp_path / "y.npy", np.arange(20) % 2)
+    (tmp_path / "cons.csv").write_text("i,j,kind,bound\n0,1,dist_le,1.0\n0,1,dist_ge,2.0\n")
     out = tmp_path / "out"
-    res = kernlearn("run", config(tmp_path, **parts), "--out", out)
-    assert res.returncode == 2
-    assert message in res.stderr and "kernlearn: error:" in res.stderr
+    res = kernlearn("run", config(tmp_path, dataset={"name": "files", "features": str(tmp_path / "X.npy"),
+                                                     "labels": str(tmp_path / "y.npy")},
+                                  solver={"name": "burg"},
+                                  constraints={"name": "from_file", "path": str(tmp_path / "cons.csv")}),
+                    "--out", out)
+    assert res.returncode == 2 and "kernlearn: error:" in res.stderr and "infeasible" in res.stderr
     assert "Traceback" not in res.stderr + res.stdout
     assert not list(out.rglob("factors.h5")) and not list(out.rglob("record.json"))
+    (failed,) = out.glob("*/failed.json")
+    assert json.loads(failed.read_text())["certificate"]
 
 
 @pytest.mark.skipif(not has_mirror(), reason="needs KERNLEARN_DATA_MIRROR (../shared/datasets)")

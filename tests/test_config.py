@@ -52,7 +52,7 @@ def test_set_overrides_and_seed(tmp_path):
     (lambda c: c["constraints"].update(count=2.5), "constraints.count: expected int"),
     (lambda c: c.pop("dataset"), "missing required key 'dataset'"),
     (lambda c: c.update(grid={"constraints.count": "lots"}), "expected a list or 'range(...)'"),
-    (lambda c: c.update(seed=-1), "'seed' must be a non-negative integer"),
+    (lambda c: c.update(seed=-1), "'seed' must be an integer from 0 to 2**63 - 1"),
 ])
 def test_invalid_configs_name_the_problem(tmp_path, mutate, message):
     cfg = yaml.safe_load(yaml.safe_dump(BASE))

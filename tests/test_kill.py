@@ -163,14 +163,12 @@ def check_state(out: Path, reference: dict) -> list[str]:
     seeds = sum(int(r["seeds"]) for r in rows)
     if seeds != len(finished):
         problems.append(f"collect's table counts {seeds} seeds, but {len(finished)} cells have record.json")
-    started = {p.parent for p in out.glob("*/factors.h5")} | {p.parent for p in out.glob("*/.*.tmp")}
-    unfinished = len(started - set(finished))
-    m = re.search(r"note: (\d+) incomplete cell", coll.stderr)
-    noted = int(m.group(1)) if m else 0
-    if noted != unfinished:
-        problems.append(f"collect notes {noted} incomplete cell(s), but {unfinished} cell folder(s) hold "
-                        f"factors.h5 or .tmp files without record.json (root: "
-                        f"{sorted(p.name for p in out.glob('.*.tmp'))})")
+    # the grid is known (experiment.yaml): every cell without a record is named as not in the tables
+    m = re.search(r"warning: (\d+) of (\d+) expected cell\(s\) are not in the tables", coll.stderr)
+    missing, expected = (int(m.group(1)), int(m.group(2))) if m else (0, len(finished))
+    if missing != N_CELLS - len(finished) or (m and expected != N_CELLS):
+        problems.append(f"collect reports {missing} of {expected} cells not in the tables, but "
+                        f"{N_CELLS - len(finished)} of {N_CELLS} have no record.json: {coll.stderr.strip()}")
     return problems
 
 

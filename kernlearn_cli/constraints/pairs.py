@@ -53,6 +53,16 @@ def random_pairs(ds, G_ref, *, rng, count: int = 100) -> Constraints:
 
     b is the squared feature-space distance under the reference kernel.  Pairs
     are ``count`` distinct unordered pairs drawn uniformly, seeded by the cell's seed.
+
+    The reference must differ from the initial kernel: with the default (the reference *is*
+    the initial kernel) every bound equals the current distance, K0 already meets every
+    constraint and the solver returns K0 (``kernlearn run`` warns).  The working recipe on
+    one's own data, as in the paper (GyrB: bounds from one kernel, learning from another)::
+
+        kernel:      {name: linear}
+        constraints: {name: random_pairs, count: 200, reference: {name: rbf}}
+
+    or ``idealized_pairs``, whose bounds are pushed by ``epsilon`` from any reference.
     """
     return _labelled_pairs(ds, G_ref, rng, count, 0.0, "random_pairs")
 
@@ -116,6 +126,12 @@ def from_file(ds, G_ref, *, rng, path: str) -> Constraints:
         row = int(np.flatnonzero(out.any(axis=1))[0])
         raise DataError(f"constraints file '{path}', row {row + 2}: index {ij[row][out[row]][0]} is out of range; "
                         f"dataset '{ds.name}' has {ds.n} points (valid indices 0..{ds.n - 1}).")
+    self_dist = (ij[:, 0] == ij[:, 1]) & df["kind"].str.startswith("dist").to_numpy()
+    if self_dist.any():
+        row = int(np.flatnonzero(self_dist)[0])
+        raise DataError(f"constraints file '{path}', row {row + 2}: i = j = {ij[row, 0]} in a distance constraint "
+                        f"('{df['kind'].iloc[row]}'); the distance of a point to itself is always 0. A distance "
+                        f"constraint needs two different points (sim_* rows may use i = j: K_ii).")
     return Constraints.from_lists(ij[:, 0], ij[:, 1], df["kind"].tolist(), bound)
 
 

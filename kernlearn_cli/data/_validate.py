@@ -62,6 +62,24 @@ def check_finite(A: np.ndarray, where: str) -> np.ndarray:
     return A
 
 
+#: Features larger than this (or, when nonzero, smaller) overflow or underflow in a kernel's
+#: squared distances and inner products (products of two features, sums over d of them).
+FEATURE_RANGE = (1e-150, 1e150)
+
+
+def check_features(X: np.ndarray, where: str) -> np.ndarray:
+    """Return features ``X`` as float64: finite (:func:`check_finite`) and of a magnitude whose
+    products fit in float64 (largest |x| between 1e-150 and 1e150 unless all are 0)."""
+    X = check_finite(X, where)
+    top = float(np.abs(X).max()) if X.size else 0.0
+    if top > FEATURE_RANGE[1] or 0.0 < top < FEATURE_RANGE[0]:
+        raise DataError(f"{where}: the features are of magnitude {top:.3g} (largest |value|); kernels square "
+                        f"and multiply them, which over- or underflows in float64. Rescale the features to a "
+                        f"magnitude between {FEATURE_RANGE[0]:g} and {FEATURE_RANGE[1]:g}, e.g. divide them by "
+                        f"their largest |value| before saving the file.")
+    return X
+
+
 def check_kernel(K: np.ndarray, where: str) -> np.ndarray:
     """Validate a precomputed kernel matrix and return it exactly symmetric (float64).
 

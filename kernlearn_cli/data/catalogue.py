@@ -15,12 +15,12 @@ import hashlib
 import http.client
 import os
 import re
-import tempfile
 import urllib.request
 from pathlib import Path
 from typing import NamedTuple
 
 from ..errors import ConfigError, DataError
+from ..io import temp_beside
 from ..registry import did_you_mean
 
 #: Seconds to wait for a download source to answer.
@@ -167,10 +167,10 @@ def _sources(f: File) -> list[str]:
 
 def _download(src: str, dest: Path, f: File) -> None:
     """Copy ``src`` to ``dest`` through a temporary file, keeping it only if the sha256 matches."""
-    fd, tmp = tempfile.mkstemp(dir=dest.parent, prefix=f".{dest.name}.", suffix=".tmp")
+    tmp = str(temp_beside(dest))
     try:
         h = hashlib.sha256()
-        with os.fdopen(fd, "wb") as out, urllib.request.urlopen(src, timeout=TIMEOUT) as resp:
+        with open(tmp, "wb") as out, urllib.request.urlopen(src, timeout=TIMEOUT) as resp:
             for chunk in iter(lambda: resp.read(1 << 20), b""):
                 h.update(chunk)
                 out.write(chunk)

@@ -9,7 +9,7 @@ import numpy as np
 from ..errors import ConfigError, DataError
 from ..registry import datasets
 from ..types import Dataset
-from ._validate import check_finite, check_kernel, encode_labels, rectangular, to_float
+from ._validate import check_features, check_finite, check_kernel, encode_labels, rectangular, to_float
 from .catalogue import data_home, sha256_file
 
 GYRB_MISSING = (
@@ -147,7 +147,7 @@ def files(*, features: str = "", labels: str = "", kernel: str = "") -> Dataset:
     X = K = None
     if features:
         path = _existing(features, "features", (".npy", ".csv"))
-        X = check_finite(read_matrix(path), f"dataset 'files' ({path})")
+        X = check_features(read_matrix(path), f"dataset 'files' ({path})")
         meta["features"] = str(path)
     else:
         path = _existing(kernel, "kernel", (".npy",))
