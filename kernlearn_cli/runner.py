@@ -193,7 +193,7 @@ def sbatch_script(config: Path, out: Path, n_tasks: int, cells_per_task: int, *,
                   extra: list[str] = ()) -> str:
     """An sbatch script running task K = cells K*P .. K*P+P-1 with the same ``kernlearn run``.
 
-    ``extra`` are further ``#SBATCH`` options, written as given (e.g. ``--constraint=avx2``).
+    ``extra`` are further ``#SBATCH`` options (e.g. ``--constraint=avx2``), their values quoted like the others.
     """
     import shlex
 
@@ -206,7 +206,8 @@ def sbatch_script(config: Path, out: Path, n_tasks: int, cells_per_task: int, *,
     for item in extra:
         if not item.startswith("-"):
             raise ConfigError(f"--sbatch-arg '{item}': expected an sbatch option such as --constraint=avx2.")
-        opts.append(item)
+        key, eq, value = item.partition("=")
+        opts.append(f"{key}={directive_value(value)}" if eq else item)
     cmd = [python, "-m", "kernlearn_cli", "run", str(config), "--out", str(out),
            "--cells-per-task", str(cells_per_task)]
     for item in overrides:

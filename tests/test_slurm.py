@@ -142,13 +142,17 @@ def job_report(job: str, out: Path, cluster: dict, env: dict) -> str:
     return "\n".join(parts)
 
 
-def submit_and_wait(config_path: Path, out: Path, cells_per_task: int, cluster: dict) -> Path:
-    """``kernlearn slurm`` -> ``sbatch --parsable`` -> poll ``squeue`` -> ``kernlearn collect``."""
+def submit_and_wait(config_path: Path, out: Path, cells_per_task: int, cluster: dict, *extra) -> Path:
+    """``kernlearn slurm`` -> ``sbatch --parsable`` -> poll ``squeue`` -> ``kernlearn collect --strict``.
+
+    ``extra`` options for ``kernlearn slurm`` (e.g. ``--max-array-size``) may pack more cells per task
+    than ``cells_per_task``; the script's ``--cells-per-task`` says how many."""
     env = clean_env(SLURM_CONF=cluster["conf"])
-    gen = kernlearn("slurm", config_path, "--out", out, "--cells-per-task", cells_per_task, cwd=config_path.parent,
-                    env=env)
+    gen = kernlearn("slurm", config_path, "--out", out, "--cells-per-task", cells_per_task, *extra,
+                    cwd=config_path.parent, env=env)
     assert gen.returncode == 0, gen.stderr
     script = Path(gen.stdout.strip().splitlines()[-1])
+    cells_per_task = int(script.read_text().split("--cells-per-task ")[1].split()[0])
     n_tasks = -(-N_CELLS // cells_per_task)
     text = script.read_text()
     assert f"#SBATCH --array=0-{n_tasks - 1}" in text, text
@@ -173,17 +177,20 @@ def submit_and_wait(config_path: Path, out: Path, cells_per_task: int, cluster: 
     if len(outputs) != n_tasks or len(records) != N_CELLS or bad_exit:
         pytest.fail(f"array job {job}: {len(outputs)} of {n_tasks} task output files, {len(records)} of "
                     f"{N_CELLS} records, exit codes {bad_exit or 'all 0:0'}\n{job_report(job, out, cluster, env)}")
-    coll = kernlearn("collect", out, cwd=config_path.parent)
-    assert coll.returncode == 0, coll.stderr
-    assert "incomplete" not in coll.stderr, coll.stderr
+    coll = kernlearn("collect", out, "--strict", cwd=config_path.parent)
+    assert coll.returncode == 0 and "warning" not in coll.stderr, coll.stderr
     return out
 
 
-@pytest.fixture(scope="module", params=[1, 2], ids=["1-cell-per-task", "2-cells-per-task"])
+@pytest.fixture(scope="module", params=[(1, ()), (2, ()), (1, ("--max-array-size", "2", "--sbatch-arg=--comment=kl test"))],
+                ids=["1-cell-per-task", "2-cells-per-task", "packed-into-2-tasks"])
 def slurm_run(request, cluster, config_path, tmp_path_factory):
-    cells_per_task = request.param
-    out = tmp_path_factory.mktemp(f"slurm{cells_per_task}") / "out"
-    return cells_per_task, submit_and_wait(config_path, out, cells_per_task, cluster)
+    """Runs of the array: 1 and 2 cells per task, and 6 cells packed into 2 tasks (a --max-array-size of 2)
+    in a folder whose path holds a space, with an extra #SBATCH line."""
+    cells_per_task, extra = request.param
+    name = "packed out" if extra else "out"
+    out = tmp_path_factory.mktemp(f"slurm{cells_per_task}") / name
+    return cells_per_task, submit_and_wait(config_path, out, cells_per_task, cluster, *extra)
 
 
 def cells_of(out: Path) -> dict[str, Path]:
