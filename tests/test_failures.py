@@ -295,8 +295,8 @@ def _G(path: Path) -> bytes:
 
 
 def test_interrupted_force_reruns_never_lose_a_result(tmp_path):
-    """SIGINT / SIGKILL at random moments of ``run --force``: every cell stays finished and its G is
-    bit-identical to the first run's (KERNLEARN_FORCE_KILLS kills, default 4)."""
+    """SIGINT, then SIGKILLs at random moments of ``run --force`` until KERNLEARN_FORCE_KILLS (default 4)
+    signals have landed: after each, every cell is still finished and its G bit-identical to the first run's."""
     kills = int(os.environ.get("KERNLEARN_FORCE_KILLS", "4"))
     cfg = write_config(tmp_path / "c.yaml", dataset={"name": "digits"}, grid={"seed": "range(4)"},
                        constraints={"name": "idealized_pairs", "count": 200})
@@ -309,20 +309,21 @@ def test_interrupted_force_reruns_never_lose_a_result(tmp_path):
     rng = np.random.default_rng(0)
     landed = 0
     cmd = [sys.executable, "-m", "kernlearn_cli", "run", str(cfg), "--out", str(out), "--force"]
-    for trial in range(kills + 1):
+    trials = 0
+    while landed < kills and trials < 4 * kills:
+        trials += 1
         proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
-        time.sleep(rng.uniform(0.3, runtime))
+        time.sleep(rng.uniform(0.2, 0.9 * runtime))
         if proc.poll() is None:
-            proc.send_signal(signal.SIGINT if trial == 0 else signal.SIGKILL)
+            proc.send_signal(signal.SIGINT if landed == 0 else signal.SIGKILL)
             landed += 1
-        stderr = proc.communicate(timeout=120)[1].decode()
-        if trial == 0 and landed:
-            assert "Traceback" not in stderr or "KeyboardInterrupt" in stderr
+        proc.communicate(timeout=120)
         for c in cells:
-            assert cell_state(c) == ("finished", ""), (trial, c.name, cell_state(c))
+            assert cell_state(c) == ("finished", ""), (trials, c.name, cell_state(c))
             assert _G(c / "factors.h5") == reference[c.name]
-    print(f"{landed} of {kills + 1} signals landed during a --force rerun; every cell intact")
-    assert landed >= 1
+    print(f"{landed} signals (1 SIGINT, {landed - 1} SIGKILL) landed in {trials} runs of run --force; "
+          f"all {len(cells)} finished cells intact and bit-identical after each")
+    assert landed == kills
 
 
 # ---- faults of the file system ------------------------------------------------------------------
