@@ -246,6 +246,3 @@ def cell_state(cell_dir: Path) -> tuple[str, str]:
         return "corrupt", f"{FACTORS}: {exc}"
     return "finished", ""
 
-
-def is_finished(cell_dir: Path) -> bool:
-    return cell_state(cell_dir)[0] == "finished"
