@@ -44,27 +44,14 @@ def run(config: Path = typer.Argument(..., help="YAML experiment config."),
         force: bool = typer.Option(False, "--force", help="Rerun finished cells."),
         verbose: int = typer.Option(0, "--verbose", "-v", count=True, help="-v: solver iterations.")):
     """Run the cells of CONFIG (finished cells are skipped) and print the results table."""
-    from .experiment import check_cells
-    from .runner import array_index_from_env, check_folder, claim_folder, release_folder, select_cells
+    from .runner import array_index_from_env
 
-    cfg, cells = _cells(config, set_, seed)
-    out = out or Path("results") / cfg["name"]
     if array_index is None:
         array_index = array_index_from_env()
-    if array_index is not None:
-        cells = select_cells(cells, array_index, cells_per_task, str(config))
-    check_folder(out, cfg)                 # refuse a folder of another experiment before any work
-    check_cells(cells, str(config))        # every setting, and the data it names, before anything is written
-    claimed = claim_folder(out, cfg)
-    try:
-        failed = _run_cells(cfg, cells, out, str(config), jobs=jobs, force=force, verbose=verbose)
-    except BaseException:
-        if claimed:                        # unless a cell finished, leave the folder as it was
-            release_folder(out)
-        raise
+    out, failed = run_config(config, out, set_, seed, jobs=jobs, array_index=array_index,
+                             cells_per_task=cells_per_task, force=force, verbose=verbose)
     if failed:
-        raise KernlearnError(f"{len(failed)} cell(s) failed and wrote no result (each reason is in its "
-                             f"failed.json; the other cells are finished); the first: {failed[0]}")
+        raise failed_error(failed)
     if array_index is None:
         from .report import collect as collect_
 
@@ -72,8 +59,39 @@ def run(config: Path = typer.Argument(..., help="YAML experiment config."),
         typer.echo(md)
 
 
-def _run_cells(cfg: dict, cells, out: Path, where: str, *, jobs: int, force: bool, verbose: int) -> list[str]:
-    """Run the cells with a progress bar and one line per cell; returns the failed cells."""
+def run_config(config: Path, out: Optional[Path], overrides: List[str], seed: Optional[int] = None, *,
+               jobs: int = 1, array_index: Optional[int] = None, cells_per_task: int = 1, force: bool = False,
+               verbose: int = 0, per_cell: bool = True) -> tuple[Path, list[str]]:
+    """``kernlearn run`` without the table: check, claim the folder, run the (selected) cells; returns
+    the results folder and the failed cells (the others are finished).  ``per_cell``: a line per cell."""
+    from .experiment import check_cells
+    from .runner import check_folder, claim_folder, release_folder, select_cells
+
+    cfg, cells = _cells(config, overrides, seed)
+    out = out or Path("results") / cfg["name"]
+    if array_index is not None:
+        cells = select_cells(cells, array_index, cells_per_task, str(config))
+    check_folder(out, cfg)                 # refuse a folder of another experiment before any work
+    check_cells(cells, str(config))        # every setting, and the data it names, before anything is written
+    claimed = claim_folder(out, cfg)
+    try:
+        failed = _run_cells(cfg, cells, out, str(config), jobs=jobs, force=force, verbose=verbose,
+                            per_cell=per_cell)
+    except BaseException:
+        if claimed:                        # unless a cell finished, leave the folder as it was
+            release_folder(out)
+        raise
+    return out, failed
+
+
+def failed_error(failed: list[str]) -> KernlearnError:
+    return KernlearnError(f"{len(failed)} cell(s) failed and wrote no result (each reason is in its "
+                          f"failed.json; the other cells are finished); the first: {failed[0]}")
+
+
+def _run_cells(cfg: dict, cells, out: Path, where: str, *, jobs: int, force: bool, verbose: int,
+               per_cell: bool = True) -> list[str]:
+    """Run the cells with a progress bar and (``per_cell``) one line per cell; returns the failed cells."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
     from .report import convergence
@@ -95,6 +113,8 @@ def _run_cells(cfg: dict, cells, out: Path, where: str, *, jobs: int, force: boo
                 skipped += 1
             else:
                 done += 1
+                if not per_cell and not verbose:
+                    continue
                 metrics = "  ".join(f"{k}={v:.4f}" for k, v in record["metrics"].items()
                                     if not k.endswith("_std") and isinstance(v, (int, float)))
                 bar.console.print(f"[{cell.index}] {cell.id}: {record['solver']} {record['iterations']} it "
@@ -193,6 +213,53 @@ def collect(directories: List[Path] = typer.Argument(..., help="Results folder(s
         if strict:
             raise KernlearnError(f"collect --strict: {done.message()}")
         _echo_err(f"warning: {done.message()}")
+
+
+@app.command()
+def reproduce(paper: str = typer.Argument(..., help="A paper (kulis2006, tsuda2005, hu2013, zhang2012, li2009), "
+                                                    "'all', or the path of a study.yaml."),
+              quick: bool = typer.Option(False, "--quick", help="The study's quick settings (3 seeds, subsets), "
+                                                                 "into RESULTS/quick."),
+              jobs: int = typer.Option(2, "--jobs", "-j", help="Worker processes per experiment (local)."),
+              launcher: str = typer.Option("local", "--launcher", help="local: run here; slurm: submit one job "
+                                                                       "array per experiment and a collect job."),
+              results: Path = typer.Option(Path("results"), "--results", help="Results root."),
+              no_run: bool = typer.Option(False, "--no-run", help="Only build tables, figures and verdicts from "
+                                                                  "the finished cells."),
+              check: bool = typer.Option(False, "--check", help="Only check the study files and their configs."),
+              docs: Optional[Path] = typer.Option(None, "--docs", help="Where the paper pages go (default "
+                                                                       "docs/papers; quick: RESULTS/quick/docs)."),
+              readme: Optional[Path] = typer.Option(Path("README.md"), "--readme",
+                                                    help="Markdown file whose status block a full run fills."),
+              no_readme: bool = typer.Option(False, "--no-readme", help="Leave the README's status table alone."),
+              partition: Optional[str] = typer.Option(None, "--partition", help="slurm: #SBATCH --partition."),
+              time_: Optional[str] = typer.Option(None, "--time", help="slurm: #SBATCH --time per array task."),
+              mem: Optional[str] = typer.Option(None, "--mem", help="slurm: #SBATCH --mem."),
+              account: Optional[str] = typer.Option(None, "--account", help="slurm: #SBATCH --account."),
+              qos: Optional[str] = typer.Option(None, "--qos", help="slurm: #SBATCH --qos."),
+              sbatch_arg: List[str] = typer.Option([], "--sbatch-arg", help="slurm: a further #SBATCH option."),
+              max_array_size: int = typer.Option(1000, "--max-array-size",
+                                                 help="slurm: most tasks per array (cells are packed to fit).")):
+    """Reproduce a paper: run (or resume) its study's experiments, build its tables and figures, and
+    print a verdict per paper number (ours, the paper's, the difference in sigma, reproduced/deviates)."""
+    from .reproduce import check as check_study, reproduce as reproduce_
+    from .study import find_studies, load_study
+
+    studies = [load_study(p) for p in find_studies(paper)]
+    if check:
+        for study in studies:
+            cells = check_study(study, quick)
+            typer.echo(f"{study.paper}: ok ({len(study.selected(quick))} experiment(s), {cells} cell(s), "
+                       f"{len(study.tables)} table(s), {len(study.figures)} figure(s), {len(study.numbers)} "
+                       f"paper number(s))")
+        return
+    sbatch = dict(partition=partition, time=time_, mem=mem, cpus=1, account=account, qos=qos, extra=sbatch_arg)
+    failed = reproduce_(studies, results=results, quick=quick, jobs=jobs, launcher=launcher, run=not no_run,
+                        docs=docs, readme=None if no_readme else readme, sbatch=sbatch,
+                        max_array_size=max_array_size, echo=_echo_err, show=typer.echo)
+    if failed:
+        raise KernlearnError(f"{len(failed)} cell(s) failed (each reason is in its failed.json; their entries are "
+                             f"missing from the tables); the first: {failed[0]}")
 
 
 @app.command()

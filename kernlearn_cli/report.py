@@ -243,15 +243,9 @@ def display(summary: pd.DataFrame) -> pd.DataFrame:
     return shown
 
 
-def pivot(df: pd.DataFrame, metric: str, rows: str | None = None, cols: str | None = None,
-          digits: int = 3, agg: str = "mean", pending: pd.DataFrame | None = None) -> pd.DataFrame:
-    """One metric as a paper's table: ``rows`` x ``cols`` of 'mean ± std' over seeds
-    (``agg`` = ``min`` or ``max``: that statistic instead, e.g. the most sweeps any run took).
-
-    Defaults: rows = the first varying setting that is not the column key, cols = ``solver``
-    (or ``experiment`` when all cells share a solver).  With ``pending`` (expected cells that are
-    not finished) an entry with fewer finished cells than expected shows ``(k/N)``.
-    """
+def pivot_keys(df: pd.DataFrame, metric: str, rows: str | None = None, cols: str | None = None,
+               agg: str = "mean") -> tuple[str, str]:
+    """The row and column keys of a paper table of ``metric`` (defaults as in :func:`pivot`), checked."""
     if metric not in df.columns:
         valid = metric_columns(df) + list(SUMMARY) + [TIMING]
         raise ConfigError(f"collect: no metric '{metric}'; the records have {', '.join(valid)}.")
@@ -264,22 +258,46 @@ def pivot(df: pd.DataFrame, metric: str, rows: str | None = None, cols: str | No
             raise ConfigError(f"collect: no column '{key}'; valid: {', '.join(c for c in df.columns if c != 'cell')}.")
     if agg not in ("mean", "min", "max"):
         raise ConfigError(f"collect: --agg must be mean, min or max, got '{agg}'.")
-    g = df.groupby([rows, cols], dropna=False)[metric]
-    stats = g.agg(["mean", "std", "min", "max"]).reset_index()
-    stats["value"] = ([_pm(a, b, digits) for a, b in zip(stats["mean"], stats["std"])] if agg == "mean"
-                      else [f"{v:.{digits}g}" for v in stats[agg]])
-    bad = (df["converged"] == False).groupby([df[rows], df[cols]], dropna=False).sum()  # noqa: E712
-    stats["value"] += [f" {MARK}" if bad.get((r, c), 0) else "" for r, c in zip(stats[rows], stats[cols])]
+    return rows, cols
+
+
+def entry_stats(df: pd.DataFrame, metric: str, rows: str, cols: str, agg: str = "mean") -> pd.DataFrame:
+    """Per entry (``row``, ``col``) of a paper table: ``value`` (the mean over seeds, or ``agg``),
+    ``std``, ``seeds`` (finished cells) and ``unconverged`` (cells whose certificate was not met)."""
+    keys = [df[rows], df[cols]]
+    g = df.groupby(keys, dropna=False)[metric]
+    stats = g.agg(["mean", "std", "min", "max", "size"])
+    stats["unconverged"] = (df["converged"] == False).groupby(keys, dropna=False).sum()  # noqa: E712
+    stats.index.names = ["row", "col"]
+    stats = stats.reset_index()
+    return pd.DataFrame({"row": stats["row"], "col": stats["col"], "value": stats[agg], "std": stats["std"],
+                         "seeds": stats["size"], "unconverged": stats["unconverged"].astype(int)})
+
+
+def pivot(df: pd.DataFrame, metric: str, rows: str | None = None, cols: str | None = None,
+          digits: int = 3, agg: str = "mean", pending: pd.DataFrame | None = None) -> pd.DataFrame:
+    """One metric as a paper's table: ``rows`` x ``cols`` of 'mean ± std' over seeds
+    (``agg`` = ``min`` or ``max``: that statistic instead, e.g. the most sweeps any run took).
+
+    Defaults: rows = the first varying setting that is not the column key, cols = ``solver``
+    (or ``experiment`` when all cells share a solver).  With ``pending`` (expected cells that are
+    not finished) an entry with fewer finished cells than expected shows ``(k/N)``.
+    """
+    rows, cols = pivot_keys(df, metric, rows, cols, agg)
+    stats = entry_stats(df, metric, rows, cols, agg).rename(columns={"row": rows, "col": cols})
+    stats["text"] = ([_pm(a, b, digits) for a, b in zip(stats["value"], stats["std"])] if agg == "mean"
+                     else [f"{v:.{digits}g}" for v in stats["value"]])
+    stats["text"] += [f" {MARK}" if k else "" for k in stats["unconverged"]]
     expected = _expected(df, [rows, cols], pending)
     if expected is not None:
-        found = g.size()
+        found = stats.set_index([rows, cols])["seeds"]
         partial = [(key, int(found.get(key, 0)), int(n)) for key, n in expected.items() if found.get(key, 0) < n]
         stats = stats.set_index([rows, cols]).reindex(expected.index)
-        stats["value"] = stats["value"].fillna("–")
+        stats["text"] = stats["text"].fillna("–")
         for key, k, n in partial:
-            stats.loc[key, "value"] += f" ({k}/{n})"
+            stats.loc[key, "text"] += f" ({k}/{n})"
         stats = stats.reset_index()
-    table = stats.pivot(index=rows, columns=cols, values="value").fillna("–")
+    table = stats.pivot(index=rows, columns=cols, values="text").fillna("–")
     table.columns.name = None
     table = table.reset_index()
     notes = [unconverged_note(df)]
