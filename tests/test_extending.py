@@ -1,0 +1,87 @@
+"""docs/extending.md runs as written: its worked example registers five components and runs a config.
+
+The page's code blocks whose first line is ``# file: NAME`` are written to those files in a
+temporary folder (blocks for the same file appended in order), and the commands the page gives
+are run there. Each runs in its own process: the registries have no way to remove an entry, so
+registering the example components in this process would leak them into every later test
+(``test_every_registered_solver_has_an_instance`` among them).
+"""
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+DOC = Path(__file__).resolve().parents[1] / "docs" / "extending.md"
+BLOCK = re.compile(r"^```[^\n]*\n# file: (\S+)\n(.*?)^```$", re.MULTILINE | re.DOTALL)
+NEW = {"datasets": "rings", "kernels": "polynomial", "constraints": "percentile_pairs",
+       "solvers": "burg_numpy", "evaluators": "centroid_accuracy"}
+
+
+def doc_files(folder: Path) -> dict[str, Path]:
+    """Write the page's ``# file:`` blocks into ``folder``; returns file name -> path."""
+    texts: dict[str, str] = {}
+    for name, body in BLOCK.findall(DOC.read_text(encoding="utf-8")):
+        texts[name] = texts.get(name, "") + ("\n\n" if name in texts else "") + body
+    paths = {}
+    for name, text in texts.items():
+        paths[name] = folder / name
+        paths[name].write_text(text, encoding="utf-8")
+    return paths
+
+
+def python(folder: Path, *args: str) -> subprocess.CompletedProcess:
+    """``python ARGS`` in ``folder``, with this interpreter, in a process of its own."""
+    return subprocess.run([sys.executable, *args], cwd=folder, capture_output=True, text=True, timeout=600)
+
+
+@pytest.fixture(scope="module")
+def example(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("extending")
+    return folder, doc_files(folder)
+
+
+def test_page_has_the_example_files(example):
+    _, files = example
+    assert set(files) == {"my_components.py", "rings.yaml", "test_my_components.py"}
+    code = files["my_components.py"].read_text()
+    for kind, name in NEW.items():
+        assert f'@{kind}.register("{name}")' in code
+
+
+def test_list_shows_the_new_components_with_their_summaries(example):
+    folder, _ = example
+    done = python(folder, "my_components.py", "list")
+    assert done.returncode == 0, done.stderr
+    assert "Two concentric rings in the plane" in done.stdout
+    assert "Kulis et al. (2006) Algorithm 1 in plain NumPy" in done.stdout
+    assert "[tol=0.001, feas_tol=0.001, max_sweeps=1000]" in done.stdout
+    for name in NEW.values():
+        assert re.search(rf"^\s+{name}\s", done.stdout, re.MULTILINE), name
+
+
+def test_config_runs_through_the_new_components(example):
+    folder, _ = example
+    done = python(folder, "my_components.py", "run", "rings.yaml")
+    assert done.returncode == 0, done.stderr
+    assert "4 cell(s) run, 0 already finished, 0 failed" in done.stderr
+    records = [json.loads(p.read_text()) for p in (folder / "results" / "rings_demo").glob("*/record.json")]
+    assert sorted(r["solver"] for r in records) == ["burg", "burg", "burg_numpy", "burg_numpy"]
+    for r in records:
+        assert (r["dataset"], r["kernel"], r["constraints_generator"]) == ("rings", "polynomial", "percentile_pairs")
+        assert r["converged"] is True and r["certificate"]["checks"]["max_violation"]["met"]
+        assert set(r["metrics"]) == {"centroid_accuracy", "nmi"}
+    for seed in (0, 1):       # the two solvers of one problem reach the same optimum (to tol = 1e-3)
+        objective = {r["solver"]: r["objective"] for r in records if r["seed"] == seed}
+        assert objective["burg_numpy"] == pytest.approx(objective["burg"], rel=1e-2)
+    assert "centroid_accuracy" in done.stdout and "burg_numpy" in done.stdout
+
+
+def test_the_pages_tests_pass(example):
+    folder, _ = example
+    done = python(folder, "-m", "pytest", "-q", "-p", "no:cacheprovider", "test_my_components.py")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "6 passed" in done.stdout
