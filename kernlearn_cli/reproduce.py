@@ -254,7 +254,10 @@ def status_table(studies: list[Study], tables: Path, docs: Path, readme_dir: Pat
             lines.append(f"| {study.title} | – | {command} | not run | {link} |")
             continue
         v = pd.read_csv(path)
-        items = list(dict.fromkeys(paper_item(w) for w in v["where"])) or ["–"]
+        if v.empty:
+            lines.append(f"| {study.title} | – | {command} | no numbers in the paper's text | {link} |")
+            continue
+        items = list(dict.fromkeys(paper_item(w) for w in v["where"]))
         for k, item in enumerate(items):
             part = v[[paper_item(w) == item for w in v["where"]]]
             n, ok = len(part), int((part["verdict"] == "reproduced").sum())
@@ -297,9 +300,12 @@ def reproduce(studies: list[Study], *, results: Path, quick: bool, jobs: int, la
             tmp.write_text(page(study, v, layout, command))
         show(f"\n## {study.paper}: {tally(v)}\n\n{verdict_table(v)}\n")
     if fill:
-        from .study import find_studies, load_study
+        from .study import find_studies, load_study, study_names
 
-        everyone = [load_study(p) for p in find_studies("all")]
+        known = {s.paper for s in studies}
+        everyone = studies + [s for s in map(load_study, find_studies("all") if study_names() else [])
+                              if s.paper not in known]
+        everyone.sort(key=lambda s: s.paper)
         fill_marker(readme, STATUS_MARKER, status_table(everyone, layout.tables, layout.docs, Path(readme).parent))
         echo(f"filled the status table in {readme}")
     return failed

@@ -46,6 +46,31 @@ def home(empty_home, monkeypatch):
     return empty_home
 
 
+@pytest.fixture
+def inproc(capfd, monkeypatch):
+    """Run ``kernlearn ARGS`` in this process: (exit status, stdout, stderr)."""
+    import sys
+
+    from kernlearn_cli.cli import main
+
+    def run(*args, env=None):
+        for key, value in (env or {}).items():
+            monkeypatch.setenv(key, value)
+        monkeypatch.setattr(sys, "argv", ["kernlearn", *map(str, args)])
+        capfd.readouterr()
+        try:
+            main()
+            code = 0
+        except SystemExit as exc:
+            code = exc.code or 0
+        out, err = capfd.readouterr()
+        for key in env or {}:
+            monkeypatch.delenv(key)
+        return code, out, err
+
+    return run
+
+
 def kernlearn(*args, cwd=None, env=None):
     """Run the command line in a subprocess (real exit codes, real stderr)."""
     import subprocess

@@ -37,29 +37,6 @@ def write_config(path: Path, **parts) -> Path:
     return path
 
 
-@pytest.fixture
-def inproc(capfd, monkeypatch):
-    """Run ``kernlearn ARGS`` in this process: (exit status, stdout, stderr)."""
-    from kernlearn_cli.cli import main
-
-    def run(*args, env=None):
-        for key, value in (env or {}).items():
-            monkeypatch.setenv(key, value)
-        monkeypatch.setattr(sys, "argv", ["kernlearn", *map(str, args)])
-        capfd.readouterr()
-        try:
-            main()
-            code = 0
-        except SystemExit as exc:
-            code = exc.code or 0
-        out, err = capfd.readouterr()
-        for key in env or {}:
-            monkeypatch.delenv(key)
-        return code, out, err
-
-    return run
-
-
 def snapshot(folder: Path) -> dict:
     """sha256 of every file under ``folder``."""
     return {str(p.relative_to(folder)): hashlib.sha256(p.read_bytes()).hexdigest()
