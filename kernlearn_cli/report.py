@@ -542,3 +542,50 @@ def plot_history(roots: list[Path], key: str = "dual_objective", *, mean: bool =
         ax.legend(fontsize=7)
     finish_figure(fig, ax, xlabel, key, title, output)
     return lines
+
+
+def plot_paths(roots: list[Path], y: str, x: str, *, by: str | None = None, logx: bool = False,
+               logy: bool = False, title: str | None = None, output: Path) -> int:
+    """Draw a per-cell list metric ``y`` against the list metric ``x`` of the same record (e.g. the
+    test error along a regularization path, ``error_path`` against ``gamma_path``): the mean over
+    seeds with ± std error bars, one curve per value of ``by`` (default: one per experiment); a curve
+    that includes a cell that did not converge is ringed in red. Returns the number of curves."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    curves: dict = {}
+    for root in map(Path, roots):
+        for path in sorted(root.rglob(RECORD)):
+            try:
+                rec = read_record(path)
+            except ValueError:
+                continue
+            metrics = rec["metrics"]
+            if not isinstance(metrics.get(y), list) or not isinstance(metrics.get(x), list):
+                have = ", ".join(k for k, v in metrics.items() if isinstance(v, list)) or "(none)"
+                raise ConfigError(f"plot path: cell {rec['cell']} ({path}) has no list metrics '{y}' and '{x}'; "
+                                  f"its list metrics: {have}.")
+            label = str(rec["grid"].get(by, rec.get(by, rec["experiment"])) if by else rec["experiment"])
+            curves.setdefault(label, []).append((metrics[x], metrics[y], rec["converged"] is False))
+    if not curves:
+        raise KernlearnError(f"plot path: no finished cells under {', '.join(map(str, roots))}.")
+    fig, ax = plt.subplots(figsize=(5.5, 4))
+    for label, runs in sorted(curves.items()):
+        xs = np.asarray(runs[0][0], dtype=float)
+        if any(len(r[0]) != len(xs) or not np.allclose(r[0], xs) for r in runs):
+            raise KernlearnError(f"plot path: the cells of '{label}' have different '{x}' paths; a mean needs one.")
+        ys = np.array([r[1] for r in runs], dtype=float)
+        ax.errorbar(xs, ys.mean(0), yerr=ys.std(0), marker="o", ms=4, capsize=3, label=f"{label} (n={len(runs)})")
+        if any(r[2] for r in runs):
+            ax.plot(xs, ys.mean(0), ls="none", marker="o", ms=11, mfc="none", mec="red", mew=1.2,
+                    label=f"{MARK} not converged (certificate not met)")
+    if logx:
+        ax.set_xscale("log", base=2)
+    if logy:
+        ax.set_yscale("log")
+    ax.legend(fontsize=8)
+    finish_figure(fig, ax, x, y, title, output)
+    return len(curves)
+

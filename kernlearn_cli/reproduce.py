@@ -14,6 +14,7 @@ import shlex
 import subprocess
 import sys
 import time
+import warnings
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -88,15 +89,23 @@ def run_local(study: Study, layout: Layout, *, quick: bool, jobs: int, echo) -> 
     """Run (or resume) the experiments here, one after the other; returns the failed cells."""
     from .cli import run_config
 
+    from .report import load_records
+    from .solvers.protocol import ConvergenceWarning
+
     failed = []
     for e in study.selected(quick):
         out = layout.out(study, e.name)
         start = time.perf_counter()
         echo(f"[{study.paper}] {e.name} ...")
-        with environment(e.env):
+        with environment(e.env), warnings.catch_warnings():
+            warnings.simplefilter("ignore", ConvergenceWarning)      # counted below, and marked † in every table
             _, bad = run_config(e.config, out, overrides(e, quick), jobs=min(jobs, e.jobs or jobs), per_cell=False)
         failed += [f"{e.name} {cell}" for cell in bad]
-        echo(f"[{study.paper}] {e.name}: done in {time.perf_counter() - start:.1f}s")
+        df, _ = load_records([out])
+        unconverged = int((df["converged"] == False).sum()) if len(df) else 0  # noqa: E712
+        echo(f"[{study.paper}] {e.name}: {len(df)} cell(s) finished"
+             + (f", {unconverged} not converged (marked †)" if unconverged else "")
+             + f", {time.perf_counter() - start:.1f}s")
     return failed
 
 
@@ -155,8 +164,8 @@ def submit_slurm(study: Study, layout: Layout, *, quick: bool, sbatch: dict, max
 def build(study: Study, layout: Layout, echo) -> pd.DataFrame:
     """The study's tables and figures from the finished cells, and the verdict per paper number
     (written to ``<tables>/<paper>_verdicts``)."""
-    from .report import (entry_stats, load_records, pivot, pivot_keys, plot_curves, plot_history,
-                         summarize, display, write_tables)
+    from .report import (display, entry_stats, load_records, pivot, pivot_keys, plot_curves, plot_history,
+                         plot_paths, summarize, write_tables)
 
     entries, shown, notes = {}, {}, {}
     for t in study.tables.values():
@@ -189,8 +198,10 @@ def build(study: Study, layout: Layout, echo) -> pd.DataFrame:
             df, _ = load_records(roots, "plot")
             plot_curves(df, opts.pop("metric"), opts.pop("x", "constraints.count"), opts.pop("by", None),
                         title=f.title or None, output=output, **opts)
-        else:
+        elif f.kind == "history":
             plot_history(roots, opts.pop("key", "dual_objective"), title=f.title or None, output=output, **opts)
+        else:
+            plot_paths(roots, opts.pop("y"), opts.pop("x"), title=f.title or None, output=output, **opts)
     v = verdicts(study, entries)
     with atomic_path(layout.tables / f"{study.paper}_verdicts.csv") as tmp:
         tmp.write_text(v.to_csv(index=False))

@@ -63,7 +63,8 @@ class Table:
 
 @dataclass(frozen=True)
 class Figure:
-    """A ``kernlearn plot`` (``kind`` plot) or ``plot-history`` (``kind`` history) figure."""
+    """A ``kernlearn plot`` (``kind`` plot), ``plot-history`` (history) or path figure (a list metric
+    against another, e.g. the error along a regularization path)."""
 
     name: str
     title: str
@@ -240,6 +241,9 @@ def _table(r: _Reader, name: str, spec, experiments: dict) -> Table:
 
 PLOT_OPTIONS = {"metric", "x", "by", "logx", "loglog"}
 HISTORY_OPTIONS = {"key", "mean", "logx", "logy", "xlabel"}
+PATH_OPTIONS = {"y", "x", "by", "logx", "logy"}
+FIGURE_KINDS = {"plot": (PLOT_OPTIONS, {"metric"}), "history": (HISTORY_OPTIONS, set()),
+                "path": (PATH_OPTIONS, {"x", "y"})}
 
 
 def _figure(r: _Reader, name: str, spec, experiments: dict) -> Figure:
@@ -247,16 +251,15 @@ def _figure(r: _Reader, name: str, spec, experiments: dict) -> Figure:
 
     key = f"figures.{name}"
     spec = r.mapping(spec, key)
-    r.keys(spec, key, {"title", "from", "plot", "history", "text"}, {"from"})
+    r.keys(spec, key, {"title", "from", *FIGURE_KINDS}, {"from"})
     if Path(name).suffix.lower() not in FIGURE_FORMATS:
         r.fail(key, f"a figure's name is its file name, ending in one of {', '.join(FIGURE_FORMATS)}")
-    kinds = [k for k in ("plot", "history") if k in spec]
+    kinds = [k for k in FIGURE_KINDS if k in spec]
     if len(kinds) != 1:
-        r.fail(key, "give exactly one of plot: {metric, x, ...} or history: {key, ...}")
+        r.fail(key, "give exactly one of plot: {metric, x, ...}, history: {key, ...} or path: {y, x, ...}")
     kind = kinds[0]
     options = r.mapping(spec[kind], f"{key}.{kind}")
-    r.keys(options, f"{key}.{kind}", PLOT_OPTIONS if kind == "plot" else HISTORY_OPTIONS,
-           {"metric"} if kind == "plot" else set())
+    r.keys(options, f"{key}.{kind}", *FIGURE_KINDS[kind])
     return Figure(name, r.text(spec.get("title", ""), f"{key}.title"), r.names(spec["from"], f"{key}.from", experiments),
                   kind, dict(options))
 

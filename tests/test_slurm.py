@@ -214,3 +214,61 @@ def test_slurm_array_matches_local_run(slurm_run, local_run):
     assert (out / "table.csv").read_bytes() == (local_run / "table.csv").read_bytes()
     rows = list(csv.reader(io.StringIO((out / "table.csv").read_text())))
     assert len(rows) == 3 and [row[rows[0].index("seeds")] for row in rows[1:]] == ["3", "3"]
+
+
+# ---- a whole paper: kernlearn reproduce --launcher slurm ---------------------------------------
+
+REPO = Path(__file__).resolve().parents[1]
+#: The paper whose quick study runs on the cluster (the smallest quick run of the five).
+PAPER = "hu2013"
+
+
+def timing_table(path: Path) -> bool:
+    """Tables of wall-clock times (and the verdicts, which include them) differ between any two runs."""
+    return "seconds" in path.name or "timing" in path.name
+
+
+@pytest.fixture(scope="module")
+def quick_local(tmp_path_factory):
+    """``kernlearn reproduce PAPER --quick`` run here, in one process."""
+    root = tmp_path_factory.mktemp("reproduce_local")
+    res = kernlearn("reproduce", PAPER, "--quick", "--results", root / "results", "--docs", root / "docs",
+                    "--no-readme", cwd=REPO)
+    assert res.returncode == 0, res.stderr[-3000:]
+    return root / "results" / "quick"
+
+
+def test_reproduce_on_slurm_matches_local(cluster, quick_local, tmp_path_factory):
+    """One job array per experiment (packed into at most 2 tasks each) and a collect job after them
+    (afterok): the tables it writes are the local quick run's, byte for byte."""
+    root = tmp_path_factory.mktemp("reproduce slurm")           # a space in every path
+    env = clean_env(SLURM_CONF=cluster["conf"])
+    res = kernlearn("reproduce", PAPER, "--quick", "--launcher", "slurm", "--max-array-size", "2",
+                    "--results", root / "results", "--docs", root / "docs", "--no-readme", cwd=REPO, env=env)
+    assert res.returncode == 0, res.stderr
+    jobs = [line.split("job ")[1].split(",")[0] for line in res.stderr.splitlines() if ": job " in line]
+    experiments = yaml.safe_load((REPO / "configs" / "papers" / PAPER / "study.yaml").read_text())["experiments"]
+    quick = [name for name, spec in experiments.items() if spec.get("quick", {}) is not False]
+    assert len(jobs) == len(quick) + 1 and f"collect: job {jobs[-1]}, after {len(quick)} job(s)" in res.stderr
+    out = root / "results" / "quick"
+    t0 = time.monotonic()
+    while not all(squeue_empty(job, env) for job in jobs):
+        if time.monotonic() - t0 > 3 * JOB_TIMEOUT:
+            report = job_report(jobs[-1], out / PAPER, cluster, env)
+            subprocess.run(["scancel", *jobs], env=env, capture_output=True)
+            pytest.fail(f"jobs {jobs} still queued/running after {3 * JOB_TIMEOUT} s\n{report}")
+        time.sleep(2)
+    print(f"reproduce {PAPER} --quick on SLURM: {len(jobs) - 1} array job(s) and the collect job in "
+          f"{time.monotonic() - t0:.1f} s")
+    logs = sorted((out / PAPER / "slurm").glob("collect_*.out"))
+    assert logs, job_report(jobs[-1], out / PAPER, cluster, env)
+    local = sorted(p for p in (quick_local / "tables").iterdir() if not timing_table(p))
+    remote = sorted(p for p in (out / "tables").iterdir() if not timing_table(p))
+    assert [p.name for p in remote] == [p.name for p in local], logs[-1].read_text()[-3000:]
+    for a, b in zip(local, remote):
+        if a.name.endswith("_verdicts.csv"):            # the verdict rows of deterministic metrics
+            va, vb = (list(csv.DictReader(io.StringIO(p.read_text()))) for p in (a, b))
+            assert [r for r in va if r["metric"] != "seconds"] == [r for r in vb if r["metric"] != "seconds"]
+        elif not a.name.endswith("_verdicts.md"):
+            assert a.read_bytes() == b.read_bytes(), f"{a.name} differs between the SLURM and the local run"
+    assert (root / "docs" / f"{PAPER}.md").is_file()

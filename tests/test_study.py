@@ -170,3 +170,28 @@ def test_reproduce_check_and_bad_launcher(tmp_path, inproc):
     assert code == 0 and "tinypaper: ok (2 experiment(s), 6 cell(s), 2 table(s), 1 figure(s), 3 paper number(s))" in out
     code, _, err = inproc("reproduce", path, "--launcher", "pbs", "--results", tmp_path / "r")
     assert code == 2 and "expected local or slurm" in err and not (tmp_path / "r").exists()
+
+
+def test_plot_paths_mean_over_seeds(tmp_path):
+    """A path figure averages a list metric over the cells, point by point, and rings unconverged ones."""
+    import json
+
+    from kernlearn_cli.errors import KernlearnError
+    from kernlearn_cli.report import plot_paths
+
+    base = {"experiment": "e", "grid": {}, "solver": "trin", "dataset": "d", "constraints": 1, "n": 3,
+            "rank0": 3, "iterations": 1, "objective": 0.0, "seconds": 0.1}
+    for seed, errors, converged in ((0, [0.3, 0.2], True), (1, [0.5, 0.4], False)):
+        cell = tmp_path / "out" / f"c{seed}"
+        cell.mkdir(parents=True)
+        (cell / "record.json").write_text(json.dumps({**base, "cell": f"c{seed}", "seed": seed, "converged": converged,
+                                                      "metrics": {"error_path": errors, "gamma_path": [0.25, 4.0]}}))
+    assert plot_paths([tmp_path / "out"], "error_path", "gamma_path", logx=True, output=tmp_path / "p.png") == 1
+    assert (tmp_path / "p.png").stat().st_size > 0
+    with pytest.raises(ConfigError, match="no list metrics 'error' and 'gamma_path'"):
+        plot_paths([tmp_path / "out"], "error", "gamma_path", output=tmp_path / "q.png")
+    rec = json.loads((tmp_path / "out" / "c1" / "record.json").read_text())
+    rec["metrics"]["gamma_path"] = [0.5, 4.0]
+    (tmp_path / "out" / "c1" / "record.json").write_text(json.dumps(rec))
+    with pytest.raises(KernlearnError, match="different 'gamma_path' paths"):
+        plot_paths([tmp_path / "out"], "error_path", "gamma_path", output=tmp_path / "r.png")
