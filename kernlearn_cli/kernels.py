@@ -10,7 +10,6 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy.spatial.distance import pdist
 
 from .errors import ConfigError, DataError
 from .linalg import eigh
@@ -87,6 +86,8 @@ def rbf_bandwidth(X: np.ndarray, rule: str) -> float:
     ``zhang2012``: sqrt(mean squared distance / 2), i.e. exp(-||x - y||^2 / b) with b the mean
     pairwise squared distance, the kernel of Zhang et al. (2012) and of solver ``nystrom_prior``.
     """
+    from scipy.spatial.distance import pdist       # scipy.spatial only where a bandwidth is chosen
+
     d2 = pdist(X, "sqeuclidean")
     if rule == "median":
         return float(np.sqrt(np.median(d2)))

@@ -14,6 +14,7 @@ place input from a config is checked).
 from __future__ import annotations
 
 import difflib
+import importlib
 import inspect
 import math
 import types
@@ -52,11 +53,16 @@ class Entry:
 
 
 class Registry:
-    """A named collection of components of one kind."""
+    """A named collection of components of one kind.
 
-    def __init__(self, kind: str):
+    ``builtins`` maps the name of each built-in component to the module that registers it
+    (:data:`BUILTINS`); a module is imported the first time one of its names is looked up.
+    """
+
+    def __init__(self, kind: str, builtins: dict[str, str]):
         self.kind = kind
         self._entries: dict[str, Entry] = {}
+        self._builtins = builtins
 
     def register(self, name: str, *, triplets: bool = False):
         """Decorator registering ``func`` under ``name``.
@@ -69,7 +75,7 @@ class Registry:
             For solvers: True when the solver accepts triplet constraints (``Constraints.k`` set).
         """
         def deco(func):
-            if name in self._entries:
+            if name in self._entries or self._builtins.get(name, func.__module__) != func.__module__:
                 raise RuntimeError(f"{self.kind} '{name}' registered twice")
             doc = inspect.getdoc(func) or ""
             self._entries[name] = Entry(name, func, doc.split("\n\n")[0].replace("\n", " "), triplets=triplets)
@@ -77,18 +83,22 @@ class Registry:
         return deco
 
     def names(self) -> list[str]:
-        _load_builtins()
-        return sorted(self._entries)
+        """Every registered name, built-in or not (imports nothing)."""
+        return sorted(set(self._entries) | set(self._builtins))
 
     def entries(self) -> list[Entry]:
+        """Every entry (imports every built-in module)."""
+        _load_builtins()
         return [self._entries[n] for n in self.names()]
 
     def get(self, name: str, where: str = "") -> Entry:
-        _load_builtins()
+        """The entry of ``name``, importing the module of a built-in the first time it is asked for."""
+        if name not in self._entries and name in self._builtins:
+            importlib.import_module(self._builtins[name])
         if name not in self._entries:
             raise ConfigError(
-                f"{where or self.kind}: unknown {self.kind} '{name}'.{did_you_mean(name, self._entries)} "
-                f"Valid {self.kind}s: {', '.join(sorted(self._entries))}.")
+                f"{where or self.kind}: unknown {self.kind} '{name}'.{did_you_mean(name, self.names())} "
+                f"Valid {self.kind}s: {', '.join(self.names())}.")
         return self._entries[name]
 
     def bind(self, spec: dict, where: str) -> tuple[Entry, dict]:
@@ -170,21 +180,56 @@ def coerce(value: Any, tp, where: str) -> Any:
     raise ConfigError(f"{where}: expected {_type_name(tp)}, got {value!r} ({type(value).__name__}).")
 
 
-datasets = Registry("dataset")
-kernels = Registry("kernel")
-constraints = Registry("constraint generator")
-solvers = Registry("solver")
-evaluators = Registry("evaluator")
+#: The built-in components: module (inside ``kernlearn_cli``) -> {registry: the names it registers}.
+#: A registry imports a module only when one of its names is looked up, so a cell imports the
+#: components it uses and no others (no other solver's compiled kernels); ``kernlearn list``
+#: imports them all. ``tests/test_startup.py`` checks this table against what the modules register.
+BUILTINS: dict[str, dict[str, tuple[str, ...]]] = {
+    "data.bundled": {"datasets": ("iris", "wine", "breast_cancer", "digits")},
+    "data.synthetic": {"datasets": ("chessboard", "double_spiral", "two_gaussians")},
+    "data.uci": {"datasets": ("sonar", "ionosphere", "heart", "glass", "soybean_small", "spambase", "uspst",
+                              "breast_cancer_wisconsin", "pendigits", "adult_a1a", "adult_a2a", "adult_a3a",
+                              "adult_a4a_approx", "adult_a5a_approx", "adult_a6a_approx")},
+    "data.user": {"datasets": ("gyrb", "files")},
+    "kernels": {"kernels": ("linear", "rbf", "identity", "precomputed", "laplacian_pinv")},
+    "constraints.labeled": {"constraints": ("labeled_subset",)},
+    "constraints.must_cannot": {"constraints": ("must_cannot",)},
+    "constraints.pairs": {"constraints": ("random_pairs", "idealized_pairs", "from_file")},
+    "constraints.streams": {"constraints": ("distance_stream",)},
+    "constraints.threshold": {"constraints": ("threshold_pairs",)},
+    "constraints.triplets": {"constraints": ("neighbor_triplets",)},
+    "evaluate.clustering": {"evaluators": ("kernel_kmeans_nmi", "pairwise_accuracy")},
+    "evaluate.knn": {"evaluators": ("knn_accuracy", "knn_error")},
+    "evaluate.kpca": {"evaluators": ("kpca_1nn_error",)},
+    "evaluate.supervised": {"evaluators": ("alignment", "svm_accuracy", "nka_criterion")},
+    "solvers.admm": {"solvers": ("admm",)},
+    "solvers.baseline": {"solvers": ("initial",)},
+    "solvers.burg": {"solvers": ("burg",)},
+    "solvers.definiteboost": {"solvers": ("definiteboost",)},
+    "solvers.meg": {"solvers": ("meg",), "evaluators": ("meg_loss",)},
+    "solvers.nystrom": {"solvers": ("nystrom", "nystrom_prior")},
+    "solvers.pcp_sdp": {"solvers": ("pcp_sdp",)},
+    "solvers.trin": {"solvers": ("trin", "pr_cg")},
+    "solvers.von_neumann": {"solvers": ("von_neumann",)},
+}
+
+
+def _builtins(key: str) -> dict[str, str]:
+    """Name -> module (``kernlearn_cli.<module>``) of the built-ins of registry ``key``."""
+    return {name: f"{__package__}.{module}" for module, kinds in BUILTINS.items() for name in kinds.get(key, ())}
+
+
+datasets = Registry("dataset", _builtins("datasets"))
+kernels = Registry("kernel", _builtins("kernels"))
+constraints = Registry("constraint generator", _builtins("constraints"))
+solvers = Registry("solver", _builtins("solvers"))
+evaluators = Registry("evaluator", _builtins("evaluators"))
 
 REGISTRIES = {"datasets": datasets, "kernels": kernels, "constraints": constraints,
               "solvers": solvers, "evaluators": evaluators}
 
-_loaded = False
-
 
 def _load_builtins() -> None:
-    """Import the modules that register the built-in components (once)."""
-    global _loaded
-    if not _loaded:
-        _loaded = True
-        from . import constraints as _c, data as _d, evaluate as _e, kernels as _k, solvers as _s  # noqa: F401
+    """Import every module that registers built-in components (``kernlearn list``)."""
+    for module in BUILTINS:
+        importlib.import_module(f".{module}", __package__)

@@ -2,7 +2,5 @@
 
 ``bundled`` (scikit-learn), ``uci`` (the download catalogue of ``catalogue``),
 ``user`` (GyrB and user files); shared checks live in ``_validate``.
+The modules register themselves when imported (:data:`kernlearn_cli.registry.BUILTINS`).
 """
-
-from . import bundled, synthetic, uci, user  # noqa: F401  (registers the loaders)
-from .catalogue import catalogue_names, data_home, fetch, verify  # noqa: F401

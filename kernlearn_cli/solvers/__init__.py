@@ -1,3 +1,5 @@
-"""Solvers: one module per method family; compiled inner loops live beside them (``_*_kernels.py``)."""
+"""Solvers: one module per method family; compiled inner loops live beside them (``_*_kernels.py``).
 
-from . import admm, baseline, burg, definiteboost, meg, nystrom, pcp_sdp, trin, von_neumann  # noqa: F401
+The modules register themselves when imported; :data:`kernlearn_cli.registry.BUILTINS` says which
+module holds which solver, so a run imports (and compiles) only the solvers it uses.
+"""
