@@ -64,13 +64,14 @@ def run_config(config: Path, out: Optional[Path], overrides: List[str], seed: Op
                verbose: int = 0, per_cell: bool = True) -> tuple[Path, list[str]]:
     """``kernlearn run`` without the table: check, claim the folder, run the (selected) cells; returns
     the results folder and the failed cells (the others are finished).  ``per_cell``: a line per cell."""
+    from .config import Grid, expand, load
     from .experiment import check_cells
     from .runner import check_folder, claim_folder, release_folder, select_cells
 
-    cfg, cells = _cells(config, overrides, seed)
+    cfg = load(config, overrides or [], seed, every_cell=array_index is None)   # a task checks its own cells
     out = out or Path("results") / cfg["name"]
-    if array_index is not None:
-        cells = select_cells(cells, array_index, cells_per_task, str(config))
+    cells = expand(cfg) if array_index is None else select_cells(Grid(cfg), array_index, cells_per_task,
+                                                                  str(config))
     check_folder(out, cfg)                 # refuse a folder of another experiment before any work
     check_cells(cells, str(config))        # every setting, and the data it names, before anything is written
     claimed = claim_folder(out, cfg)

@@ -15,7 +15,8 @@ A config (the contract shape, see ``README.md``)::
 
 Grid expansion order is fixed: the Cartesian product of the grid's keys in the
 order they are written, the last key varying fastest (like nested for-loops).
-Cell ``k`` therefore means the same cell on every machine and array index.
+Cell ``k`` therefore means the same cell on every machine and array index, and
+:class:`Grid` makes cell ``k`` directly, without the others.
 """
 
 from __future__ import annotations
@@ -24,7 +25,9 @@ import copy
 import hashlib
 import itertools
 import json
+import math
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -61,6 +64,10 @@ class Cell:
         text = json.dumps(self.config, sort_keys=True, separators=(",", ":"), default=str)
         return hashlib.sha256(text.encode()).hexdigest()[:10]
 
+    def label(self, where: str) -> str:
+        """``where`` naming this cell, for messages: ``"x.yaml (cell 3)"`` in a grid."""
+        return f"{where} (cell {self.index})" if self.grid_values else where
+
     @property
     def id(self) -> str:
         """Folder name of the cell: readable grid values plus the digest."""
@@ -73,10 +80,13 @@ def _slug(value: Any) -> str:
     return re.sub(r"[^A-Za-z0-9.+-]+", "", text)[:24] or "x"
 
 
-def load(path: str | Path, overrides: list[str] = (), seed: int | None = None) -> dict:
+def load(path: str | Path, overrides: list[str] = (), seed: int | None = None, every_cell: bool = True) -> dict:
     """Read and validate a config file, apply ``--set key=value`` overrides and ``--seed``.
 
-    ``--seed N`` sets the top-level seed and drops a ``seed`` axis from the grid.
+    ``--seed N`` sets the top-level seed and drops a ``seed`` axis from the grid.  With
+    ``every_cell=False`` only the top level and the grid's axes are checked, not each cell's settings:
+    for an array task, which checks the cells it runs (:func:`check_cell`) and so costs the same in
+    a grid of any size.
     """
     path = Path(path)
     if path.is_dir():
@@ -107,7 +117,7 @@ def load(path: str | Path, overrides: list[str] = (), seed: int | None = None) -
             cfg["grid"].pop("seed")
             if not cfg["grid"]:
                 del cfg["grid"]
-    validate(cfg, str(path))
+    validate(cfg, str(path), every_cell)
     return cfg
 
 
@@ -160,8 +170,9 @@ def set_dotted(cfg: dict, key: str, value: Any, where: str) -> None:
         raise ConfigError(f"{where}: cannot set '{key}'.")
 
 
-def validate(cfg: dict, where: str) -> None:
-    """Check the top-level shape; component parameters are checked per cell by the registries."""
+def validate(cfg: dict, where: str, every_cell: bool = True) -> None:
+    """Check the top-level shape and the grid's axes, and (``every_cell``) each cell's settings
+    (:func:`check_cell`)."""
     for key in cfg:
         if key not in TOP_KEYS:
             raise ConfigError(f"{where}: unknown top-level key '{key}'.{did_you_mean(key, TOP_KEYS)} "
@@ -185,9 +196,15 @@ def validate(cfg: dict, where: str) -> None:
         if key == "seed":
             for value in values:
                 check_seed(value, f"{where}: grid.seed value")
-    for k, cell in enumerate(expand(cfg)):
-        check_grid_keys(cell, where)
-        bind_cell(cell, f"{where} (cell {k})" if grid else where)
+    if every_cell:
+        for cell in expand(cfg):
+            check_cell(cell, where)
+
+
+def check_cell(cell: Cell, where: str) -> None:
+    """Check one cell's settings: its grid keys and every component through its registry."""
+    check_grid_keys(cell, cell.label(where))
+    bind_cell(cell, cell.label(where))
 
 
 def check_seed(value: Any, where: str) -> None:
@@ -224,20 +241,48 @@ def grid_values(key: str, values: Any, where: str) -> list:
     return values
 
 
+class Grid(Sequence):
+    """The cells of a config in the fixed expansion order, each made when it is asked for.
+
+    ``len(grid)`` and ``grid[k]`` cost O(grid keys), not O(cells): cell ``k`` is the mixed-radix
+    digits of ``k`` over the keys' value counts, the last key varying fastest (as in
+    ``itertools.product``).  Iterating makes every cell.
+    """
+
+    def __init__(self, cfg: dict):
+        cfg = copy.deepcopy(cfg)
+        self.base = {k: v for k, v in cfg.items() if k != "grid"}
+        self.base.setdefault("seed", 0)
+        self.base.setdefault("evaluate", [])
+        self.axes = [(k, grid_values(k, v, "grid")) for k, v in (cfg.get("grid") or {}).items()]
+
+    def __len__(self) -> int:
+        return math.prod(len(values) for _, values in self.axes)
+
+    def __getitem__(self, index):
+        if isinstance(index, slice):
+            return [self[k] for k in range(len(self))[index]]
+        index = range(len(self))[index]                   # IndexError outside the grid, as for a list
+        combo, rest = [], index
+        for _, values in reversed(self.axes):
+            rest, digit = divmod(rest, len(values))
+            combo.append(values[digit])
+        return self._cell(index, combo[::-1])
+
+    def __iter__(self):
+        for index, combo in enumerate(itertools.product(*(values for _, values in self.axes))):
+            yield self._cell(index, combo)
+
+    def _cell(self, index: int, combo) -> Cell:
+        config = copy.deepcopy(self.base)
+        for (key, _), value in zip(self.axes, combo):
+            set_dotted(config, key, copy.deepcopy(value), f"grid.{key}")
+        return Cell(index, config, {key: value for (key, _), value in zip(self.axes, combo)})
+
+
 def expand(cfg: dict) -> list[Cell]:
-    """The cells of a config, numbered in the fixed expansion order."""
-    grid = cfg.get("grid") or {}
-    base = {k: v for k, v in cfg.items() if k != "grid"}
-    base.setdefault("seed", 0)
-    base.setdefault("evaluate", [])
-    axes = [(k, grid_values(k, v, "grid")) for k, v in grid.items()]
-    cells = []
-    for index, combo in enumerate(itertools.product(*(vals for _, vals in axes))):
-        c = copy.deepcopy(base)
-        for (key, _), value in zip(axes, combo):
-            set_dotted(c, key, copy.deepcopy(value), f"grid.{key}")
-        cells.append(Cell(index, c, {key: value for (key, _), value in zip(axes, combo)}))
-    return cells
+    """The cells of a config, numbered in the fixed expansion order (all of them: see :class:`Grid`)."""
+    return list(Grid(cfg))
 
 
 def bind_cell(cell: Cell, where: str) -> dict:

@@ -16,7 +16,7 @@ import numpy as np
 from threadpoolctl import threadpool_limits
 
 from . import __version__
-from .config import Cell, bind_cell
+from .config import Cell, bind_cell, check_cell
 from .errors import ConfigError
 from .io import cell_state, factors_image, write_cell
 
@@ -116,8 +116,8 @@ def prepare(cell: Cell, where: str = "config") -> Prepared:
 
 
 def check_cells(cells: list[Cell], where: str = "config") -> None:
-    """Validate a run before anything is written: every cell's settings, and the data, kernel and
-    constraints of one cell per distinct (dataset, kernel, constraints) setting.
+    """Validate a run before anything is written: every cell's settings (:func:`check_cell`), and the
+    data, kernel and constraints of one cell per distinct (dataset, kernel, constraints) setting.
 
     Datasets and initial factors are memoised, so the cells reuse this work.  Warns (once per
     setting) when the initial kernel already meets every constraint: the solver would have
@@ -125,8 +125,8 @@ def check_cells(cells: list[Cell], where: str = "config") -> None:
     """
     seen = set()
     for cell in cells:
-        label = f"{where} (cell {cell.index})" if len(cells) > 1 else where
-        bind_cell(cell, label)
+        label = cell.label(where)
+        check_cell(cell, where)
         key = json.dumps([cell.config[k] for k in ("dataset", "kernel", "constraints")], sort_keys=True,
                          default=str)
         if key in seen:

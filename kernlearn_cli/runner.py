@@ -9,7 +9,7 @@ import re
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from multiprocessing import get_all_start_methods, get_context
 from pathlib import Path
-from typing import Iterator
+from typing import Iterator, Sequence
 
 import yaml
 
@@ -57,8 +57,11 @@ def pack_cells(n_cells: int, cells_per_task: int, max_array_size: int) -> int:
     return max(cells_per_task, -(-n_cells // max_array_size))
 
 
-def select_cells(cells: list[Cell], array_index: int, cells_per_task: int, where: str) -> list[Cell]:
-    """Cells of array task K: cells K*P .. K*P + P - 1 (P = cells per task)."""
+def select_cells(cells: Sequence[Cell], array_index: int, cells_per_task: int, where: str) -> list[Cell]:
+    """Cells of array task K: cells K*P .. K*P + P - 1 (P = cells per task).
+
+    ``cells`` is a list or a :class:`~kernlearn_cli.config.Grid`, which makes only the task's cells.
+    """
     if cells_per_task < 1:
         raise ConfigError(f"--cells-per-task must be >= 1, got {cells_per_task}.")
     tasks = task_count(len(cells), cells_per_task)
