@@ -361,6 +361,25 @@ def version():
     typer.echo(__version__)
 
 
+@app.command()
+def warmup(config: Optional[Path] = typer.Argument(None, help="YAML experiment config (default: every solver)."),
+           set_: List[str] = typer.Option([], "--set", help=SET_HELP)):
+    """Compile the solvers' numba kernels into numba's on-disk cache, once per machine or cluster job,
+    so that runs and array tasks load them instead of compiling; prints what it did and how long it took."""
+    import time
+
+    from .config import Grid, load
+    from .experiment import numba_cache, warmup as warmup_
+    from .registry import solvers
+
+    t0 = time.perf_counter()
+    names = solvers.names() if config is None else sorted({cell.config["solver"]["name"]
+                                                            for cell in Grid(load(config, set_, every_cell=False))})
+    for name, what, seconds in warmup_(names):
+        typer.echo(f"{name:<14} {seconds:6.2f} s  {what}")
+    typer.echo(f"warmup: done in {time.perf_counter() - t0:.2f} s; numba cache: {numba_cache()}")
+
+
 def _show_warning(message, category, filename, lineno, file=None, line=None):
     _echo_err(f"warning: {message}")
 

@@ -10,7 +10,7 @@ import warnings
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Iterable, Iterator
 
 import numpy as np
 from threadpoolctl import threadpool_limits
@@ -199,3 +199,50 @@ def _run_cell(cell: Cell, out_dir: Path, *, where: str, force: bool, progress: C
     }
     write_cell(cell_dir, factors, record)
     return record
+
+
+#: ``warmup``'s tiny problem: 40 points of two Gaussians in 3 dimensions and an RBF kernel.
+WARMUP_CELL = {"name": "warmup", "seed": 0, "dataset": {"name": "two_gaussians", "n": 40, "dim": 3},
+               "kernel": {"name": "rbf"}, "evaluate": []}
+#: The solvers with numba kernels.  Burg's and von Neumann's compile when their module is imported
+#: (their sweep is declared with a signature: None here); the others' on their first call, so
+#: ``warmup`` runs them once on the tiny problem with these constraints and their default settings
+#: (the kernels' types do not depend on the settings).
+NUMBA_SOLVERS = {"burg": None, "von_neumann": None, "admm": {"name": "must_cannot", "count": 20},
+                 "definiteboost": {"name": "idealized_pairs", "count": 20}}
+
+
+def warmup(names: Iterable[str]) -> Iterator[tuple[str, str, float]]:
+    """Compile the numba kernels of the named solvers into numba's on-disk cache (or load them from it),
+    so that a run or array task after it loads every kernel instead of compiling it.
+
+    Yields, for numba itself and then each named solver of :data:`NUMBA_SOLVERS`, its name, what
+    was done and the seconds it took; the other solvers have nothing to compile.
+    """
+    from .registry import solvers
+
+    t0 = time.perf_counter()
+    import numba  # noqa: F401
+    yield "numba", "imported", time.perf_counter() - t0
+    for name in names:
+        if name not in NUMBA_SOLVERS:
+            continue
+        t0 = time.perf_counter()
+        entry = solvers.get(name, "warmup")
+        what = "imported: kernels compiled, or loaded from the cache"
+        if NUMBA_SOLVERS[name] is not None:
+            cell = Cell(0, {**WARMUP_CELL, "constraints": NUMBA_SOLVERS[name], "solver": {"name": name}})
+            prep = prepare(cell, "warmup")
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")              # a tiny problem need not converge
+                entry.func(prep.G0, prep.constraints, **prep.solver_extra)
+            what = f"ran on {WARMUP_CELL['dataset']['n']} points: kernels compiled, or loaded from the cache"
+        yield name, what, time.perf_counter() - t0
+
+
+def numba_cache() -> str:
+    """Where numba keeps the compiled kernels: ``NUMBA_CACHE_DIR``, else beside the solvers' sources."""
+    from numba import config
+
+    return config.CACHE_DIR or f"{Path(__file__).parent / 'solvers' / '__pycache__'} (numba's default; " \
+                               "NUMBA_CACHE_DIR moves it)"
