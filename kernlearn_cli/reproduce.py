@@ -226,7 +226,10 @@ def page(study: Study, v: pd.DataFrame, layout: Layout, command: str) -> str:
            f"not this page. -->", ""]
     if study.summary:
         out += [study.summary, ""]
-    out += [f"**Verdict:** {tally(v)} of the paper's numbers (rules in [studies](../studies.md)). "
+    verdict = (f"**Verdict:** {tally(v)} of the paper's numbers (rules in [studies](../studies.md))." if len(v) else
+               "**Verdict:** none — the paper's text we work from prints no number to compare with; the tables "
+               "below are ours.")
+    out += [f"{verdict} "
             f"**Run it:** `kernlearn reproduce {study.paper}` (add `--quick` for a smoke run, "
             f"`--launcher slurm` for a cluster)." + (f" **Paper:** `{study.source}`." if study.source else ""), ""]
     if study.protocol:
