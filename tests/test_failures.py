@@ -414,6 +414,10 @@ def test_constraints_the_initial_kernel_already_meets_warn(tmp_path, inproc):
                                                           "reference": {"name": "rbf"}})
     code, _, stderr = inproc("run", cfg, "--out", tmp_path / "out2")
     assert code == 0 and "already satisfies" not in stderr
+    cfg = write_config(tmp_path / "e.yaml", constraints={"name": "random_pairs", "count": 20},
+                       solver={"name": "initial"})                  # a baseline keeps K0 by design: no warning
+    code, _, stderr = inproc("run", cfg, "--out", tmp_path / "out3")
+    assert code == 0 and "already satisfies" not in stderr
 
 
 # ---- cluster: array indexes and sbatch scripts --------------------------------------------------
