@@ -34,6 +34,7 @@ bench: install                    ## Burg vs a NumPy loop; von Neumann vs Burg; 
 	$(PY) benchmarks/bench_trin.py --datasets sonar,heart,wine --alphas 16,0
 	$(PY) benchmarks/bench_trin_spambase.py
 	$(PY) benchmarks/bench_certificate.py
+	$(PY) benchmarks/bench_startup.py
 
 certified: install                ## converged means feasible and optimal: Digits sets across the feasibility boundary, nystrom_prior at small lambda
 	$(PY) benchmarks/certified_digits.py
