@@ -12,7 +12,7 @@ import typer
 from . import __version__
 from .errors import ConfigError, KernlearnError
 
-app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
+app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False, rich_markup_mode=None,
                   help="Learn kernel matrices from side information, reproducibly.")
 datasets_app = typer.Typer(no_args_is_help=True, help="Fetch and verify catalogue datasets in the data home.")
 app.add_typer(datasets_app, name="datasets")
