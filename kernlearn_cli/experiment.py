@@ -93,15 +93,18 @@ def prepare(cell: Cell, where: str = "config") -> Prepared:
     """Resolve a cell's components and compute everything the solver needs (no I/O but data loading).
 
     Raises :class:`~kernlearn_cli.errors.ConfigError` / :class:`~kernlearn_cli.errors.DataError`
-    for a bad setting or bad data, naming ``where``.
+    for a bad setting or bad data, naming ``where``.  Runs under the cell's BLAS thread count
+    (:func:`blas_threads`) wherever it is called from: the memoised factors it computes are the
+    ones the cell then uses, and their last bits depend on the number of threads.
     """
     bound = bind_cell(cell, where)
     ds_key = _key(*bound["dataset"])
-    ds = _load_dataset(ds_key)
-    G0 = _initial_factor(ds_key, _key(*bound["kernel"]))
-    G_ref = _initial_factor(ds_key, _key(*bound["reference"])) if "reference" in bound else G0
-    gen, gen_params = bound["constraints"]
-    constraints = gen.func(ds, G_ref, rng=component_rng(cell.seed, STREAM_CONSTRAINTS), **gen_params)
+    with threadpool_limits(limits=blas_threads()):
+        ds = _load_dataset(ds_key)
+        G0 = _initial_factor(ds_key, _key(*bound["kernel"]))
+        G_ref = _initial_factor(ds_key, _key(*bound["reference"])) if "reference" in bound else G0
+        gen, gen_params = bound["constraints"]
+        constraints = gen.func(ds, G_ref, rng=component_rng(cell.seed, STREAM_CONSTRAINTS), **gen_params)
     solver = bound["solver"][0]
     check_triplets(constraints, gen.name, solver.name, solver.triplets, where)
     extra = {}
