@@ -32,6 +32,38 @@ def scale_features(X: np.ndarray, how: str) -> np.ndarray:
     return (X - shift) / np.where(spread > 0, spread, 1.0)
 
 
+#: Rows of the distance matrix held at once by :func:`nearest_neighbors` (x n floats: 64 MB at n = 32,768).
+CHUNK_ROWS = 256
+
+
+def nearest_neighbors(X: np.ndarray, m: int) -> tuple[np.ndarray, np.ndarray]:
+    """The ``m`` nearest other rows of each row of X: Euclidean distances and indices, (n, m) each.
+
+    Ties are broken by the smaller index, so the neighbours are a function of X alone: the same
+    whatever the number of threads (scikit-learn's ``kneighbors`` orders tied neighbours, and picks
+    among those tied at the m-th distance, by its thread layout — binary features such as adult's
+    tie often).  Squared distances ‖x‖² + ‖y‖² − 2 xᵀy in blocks of :data:`CHUNK_ROWS` rows, so
+    memory is O(CHUNK_ROWS · n); time O(n² d).
+    """
+    n = X.shape[0]
+    X = np.ascontiguousarray(X, dtype=np.float64)
+    sq = np.einsum("ij,ij->i", X, X)
+    dist = np.empty((n, m))
+    idx = np.empty((n, m), dtype=np.int64)
+    for start in range(0, n, CHUNK_ROWS):
+        stop = min(start + CHUNK_ROWS, n)
+        D = sq[start:stop, None] + sq[None, :] - 2.0 * (X[start:stop] @ X.T)
+        np.maximum(D, 0.0, out=D)
+        rows = np.arange(stop - start)
+        D[rows, rows + start] = np.inf                          # the point itself is not its neighbour
+        kth = np.partition(D, m - 1, axis=1)[:, m - 1]          # the m-th smallest value of each row
+        for r in rows:
+            cand = np.flatnonzero(D[r] <= kth[r])               # every point tied at the boundary too
+            cand = cand[np.lexsort((cand, D[r, cand]))][:m]     # by distance, then by index
+            idx[start + r], dist[start + r] = cand, np.sqrt(D[r, cand])
+    return dist, idx
+
+
 def knn_laplacian(X: np.ndarray, *, neighbors: int = 5, sigma_neighbors: int = 10,
                   kind: str = "normalized", bandwidth: str = "half_mean") -> tuple[sp.csr_matrix, dict]:
     """Graph Laplacian of the Gaussian-weighted k-NN graph of the rows of X.
@@ -66,14 +98,10 @@ def knn_laplacian(X: np.ndarray, *, neighbors: int = 5, sigma_neighbors: int = 1
         if not 1 <= k < n:
             raise ConfigError(f"solver.{key} = {k} must be between 1 and n - 1 = {n - 1} (the dataset has "
                               f"{n} points).")
-    from sklearn import config_context
-    from sklearn.neighbors import NearestNeighbors
-
     if bandwidth not in ("half_mean", "edge_mean"):
         raise ConfigError(f"bandwidth must be 'half_mean' or 'edge_mean'; got '{bandwidth}'.")
     m = max(neighbors, sigma_neighbors)
-    with config_context(working_memory=64):       # MB per distance chunk (sklearn's default is 1 GB)
-        dist, idx = NearestNeighbors(n_neighbors=m).fit(X).kneighbors()    # the point itself excluded
+    dist, idx = nearest_neighbors(X, m)
     d, j = dist[:, :neighbors], idx[:, :neighbors]
     if bandwidth == "half_mean":
         sigma = 0.5 * float(dist[:, :sigma_neighbors].mean())

@@ -43,6 +43,29 @@ def test_knn_laplacian_matches_dense_construction(kind):
     assert np.linalg.eigvalsh(L.toarray()).min() >= -1e-10
 
 
+def test_nearest_neighbors_break_ties_by_index_whatever_the_threads(monkeypatch):
+    """Binary features tie often (adult): the neighbours are the m smallest (distance, index) pairs,
+    as a stable sort of the dense distances gives them, in blocks smaller than n, with 1 or 2 threads."""
+    from threadpoolctl import threadpool_limits
+
+    from kernlearn_cli import graph
+
+    X = (np.random.default_rng(2).random((300, 6)) < 0.3).astype(float)
+    D = ((X[:, None, :] - X[None, :, :]) ** 2).sum(-1)
+    np.fill_diagonal(D, np.inf)
+    ref = np.argsort(D, axis=1, kind="stable")[:, :12]
+    monkeypatch.setattr(graph, "CHUNK_ROWS", 64)
+    results = []
+    for threads in (1, 2):
+        with threadpool_limits(limits=threads):
+            dist, idx = graph.nearest_neighbors(X, 12)
+        np.testing.assert_array_equal(idx, ref)
+        np.testing.assert_allclose(dist, np.sqrt(np.take_along_axis(D, ref, axis=1)), atol=1e-12)
+        results.append((dist.tobytes(), idx.tobytes()))
+    assert results[0] == results[1]
+    assert (np.diff(np.take_along_axis(D, ref, axis=1), axis=1) == 0).sum() > 1000     # the test has ties
+
+
 def test_knn_laplacian_bad_input_and_disconnected_graph():
     X = np.random.default_rng(1).standard_normal((10, 2))
     with pytest.raises(ConfigError, match="neighbors = 10 must be between 1 and n - 1 = 9"):

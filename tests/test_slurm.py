@@ -270,5 +270,6 @@ def test_reproduce_on_slurm_matches_local(cluster, quick_local, tmp_path_factory
             va, vb = (list(csv.DictReader(io.StringIO(p.read_text()))) for p in (a, b))
             assert [r for r in va if r["metric"] != "seconds"] == [r for r in vb if r["metric"] != "seconds"]
         elif not a.name.endswith("_verdicts.md"):
-            assert a.read_bytes() == b.read_bytes(), f"{a.name} differs between the SLURM and the local run"
+            assert a.read_bytes() == b.read_bytes(), \
+                f"{a.name} differs between the local and the SLURM run:\n{a.read_text()}\n{b.read_text()}"
     assert (root / "docs" / f"{PAPER}.md").is_file()
