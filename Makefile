@@ -22,8 +22,8 @@ $(VENV)/.installed: pyproject.toml
 run: install                      ## quick Burg run on iris (bundled with scikit-learn)
 	$(KL) run configs/quick.yaml
 
-test: install                     ## the test suite
-	$(PY) -m pytest
+test: install                     ## the test suite, two test files at a time (pytest-xdist)
+	$(PY) -m pytest -n 2 --dist loadfile
 
 bench: install                    ## Burg vs a NumPy loop; von Neumann vs Burg; --jobs 2 vs --jobs 1; KL_ADMM; Nystrom; TRIN; certificates
 	$(PY) benchmarks/bench_burg.py

@@ -264,8 +264,9 @@ def status_table(studies: list[Study], tables: Path, docs: Path, readme_dir: Pat
         path = Path(tables) / f"{study.paper}_verdicts.csv"
         link = f"[{study.paper}]({_rel(Path(docs) / f'{study.paper}.md', readme_dir)})"
         command = f"`kernlearn reproduce {study.paper}`"
-        if not path.is_file():
-            lines.append(f"| {study.title} | – | {command} | not run | {link} |")
+        if not path.is_file():                 # no page yet: link the study itself
+            study_link = f"[study]({_rel(study.path, readme_dir)})"
+            lines.append(f"| {study.title} | – | {command} | not run yet | {study_link} |")
             continue
         v = pd.read_csv(path)
         if v.empty:
