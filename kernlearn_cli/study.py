@@ -277,7 +277,11 @@ def parse_rule(text, metric: str | None, std: float | None, r: _Reader, key: str
         return Rule("sigma", float(m["n"]))
     if m["bound"]:
         return Rule(m["bound"])
-    x = r.number(float(m["x"]) if re.fullmatch(r"[0-9.eE+-]+", m["x"]) else m["x"], key, positive=True)
+    try:
+        x = float(m["x"])
+    except ValueError:
+        r.fail(key, f"rule '{text}': '{m['x']}' is not a number")
+    x = r.number(x, key, positive=True)
     if m["kind"] == "factor" and x < 1:
         r.fail(key, f"factor {x:g} must be >= 1")
     return Rule(m["kind"], x)

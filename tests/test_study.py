@@ -90,6 +90,7 @@ def _bad(tmp_path, change):
     (lambda s: s["numbers"][0].update(rule="3sigma"), "needs the paper's std"),
     (lambda s: s["numbers"][0].update(rule="within 5"), "is not one of"),
     (lambda s: s["numbers"][0].update(rule="factor 0.5"), "must be >= 1"),
+    (lambda s: s["numbers"][0].update(rule="rel 1e"), "is not a number"),
     (lambda s: s["numbers"][0].update(paper="high"), "numbers[0].paper"),
     (lambda s: s["numbers"][0].pop("where"), "missing where"),
 ])
