@@ -21,13 +21,6 @@ def _echo_err(msg: str) -> None:
     typer.echo(msg, err=True)
 
 
-def _cells(config: Path, overrides, seed):
-    from .config import expand, load
-
-    cfg = load(config, overrides or [], seed)
-    return cfg, expand(cfg)
-
-
 SET_HELP = "Override a value: --set solver.tol=1e-6, --set grid.seed='range(3)' (repeatable)."
 
 
@@ -44,7 +37,7 @@ def run(config: Path = typer.Argument(..., help="YAML experiment config."),
         force: bool = typer.Option(False, "--force", help="Rerun finished cells."),
         verbose: int = typer.Option(0, "--verbose", "-v", count=True, help="-v: solver iterations.")):
     """Run the cells of CONFIG (finished cells are skipped) and print the results table."""
-    from .runner import array_index_from_env
+    from .runner import array_index_from_env, failed_error, run_config
 
     if array_index is None:
         array_index = array_index_from_env()
@@ -57,72 +50,6 @@ def run(config: Path = typer.Argument(..., help="YAML experiment config."),
 
         _, md, _ = collect_([out])
         typer.echo(md)
-
-
-def run_config(config: Path, out: Optional[Path], overrides: List[str], seed: Optional[int] = None, *,
-               jobs: int = 1, array_index: Optional[int] = None, cells_per_task: int = 1, force: bool = False,
-               verbose: int = 0, per_cell: bool = True) -> tuple[Path, list[str]]:
-    """``kernlearn run`` without the table: check, claim the folder, run the (selected) cells; returns
-    the results folder and the failed cells (the others are finished).  ``per_cell``: a line per cell."""
-    from .config import Grid, expand, load
-    from .experiment import check_cells
-    from .runner import check_folder, claim_folder, release_folder, select_cells
-
-    cfg = load(config, overrides or [], seed, every_cell=array_index is None)   # a task checks its own cells
-    out = out or Path("results") / cfg["name"]
-    cells = expand(cfg) if array_index is None else select_cells(Grid(cfg), array_index, cells_per_task,
-                                                                  str(config))
-    check_folder(out, cfg)                 # refuse a folder of another experiment before any work
-    check_cells(cells, str(config))        # every setting, and the data it names, before anything is written
-    claimed = claim_folder(out, cfg)
-    try:
-        failed = _run_cells(cfg, cells, out, str(config), jobs=jobs, force=force, verbose=verbose,
-                            per_cell=per_cell)
-    except BaseException:
-        if claimed:                        # unless a cell finished, leave the folder as it was
-            release_folder(out)
-        raise
-    return out, failed
-
-
-def failed_error(failed: list[str]) -> KernlearnError:
-    return KernlearnError(f"{len(failed)} cell(s) failed and wrote no result (each reason is in its "
-                          f"failed.json; the other cells are finished); the first: {failed[0]}")
-
-
-def _run_cells(cfg: dict, cells, out: Path, where: str, *, jobs: int, force: bool, verbose: int,
-               per_cell: bool = True) -> list[str]:
-    """Run the cells with a progress bar and (``per_cell``) one line per cell; returns the failed cells."""
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
-
-    from .report import convergence
-    from .runner import run_cells
-
-    done = skipped = 0
-    failed: list[str] = []
-    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn())
-    with Progress(*columns, transient=True, disable=not sys.stderr.isatty()) as bar:
-        task = bar.add_task(cfg["name"], total=len(cells))
-        for cell, record, error in run_cells(cells, out, where=where, jobs=jobs, force=force,
-                                             verbose=bool(verbose)):
-            bar.advance(task)
-            if error is not None:     # certified infeasible, or a numerical breakdown; the others still run
-                failed.append(f"[{cell.index}] {cell.id}: {error}")
-                bar.console.print(f"[{cell.index}] {cell.id}: FAILED ({error.split(':')[0]}), reason in "
-                                  f"{out / cell.id / 'failed.json'}", highlight=False, soft_wrap=True)
-            elif record is None:
-                skipped += 1
-            else:
-                done += 1
-                if not per_cell and not verbose:
-                    continue
-                metrics = "  ".join(f"{k}={v:.4f}" for k, v in record["metrics"].items()
-                                    if not k.endswith("_std") and isinstance(v, (int, float)))
-                bar.console.print(f"[{cell.index}] {cell.id}: {record['solver']} {record['iterations']} it "
-                                  f"{record['seconds']:.2f}s {convergence(record)}  {metrics}", highlight=False,
-                                  soft_wrap=True)
-    _echo_err(f"{done} cell(s) run, {skipped} already finished, {len(failed)} failed, results in {out}")
-    return failed
 
 
 @app.command()
@@ -148,10 +75,11 @@ def slurm(config: Path = typer.Argument(..., help="YAML experiment config."),
     """Write an sbatch job-array script that runs the cells of CONFIG, one array task per cell (or pack)."""
     import shlex
 
+    from .config import load_cells
     from .io import atomic_path
     from .runner import check_folder, pack_cells, sbatch_script, select_cells, task_count
 
-    cfg, cells = _cells(config, set_, seed)
+    cfg, cells = load_cells(config, set_, seed)
     select_cells(cells, 0, cells_per_task, str(config))        # validates --cells-per-task
     per_task = pack_cells(len(cells), cells_per_task, max_array_size)
     out = (out or Path("results") / cfg["name"]).resolve()
@@ -175,7 +103,9 @@ def plan(config: Path = typer.Argument(..., help="YAML experiment config."),
          set_: List[str] = typer.Option([], "--set", help=SET_HELP),
          seed: Optional[int] = typer.Option(None, "--seed", help="Seed of every cell.")):
     """Print the numbered cells a config's grid expands into."""
-    _, cells = _cells(config, set_, seed)
+    from .config import load_cells
+
+    _, cells = load_cells(config, set_, seed)
     for cell in cells:
         values = ", ".join(f"{k}={v}" for k, v in cell.grid_values.items())
         typer.echo(f"{cell.index:4d}  {cell.id}  {values}")

@@ -297,3 +297,9 @@ def bind_cell(cell: Cell, where: str) -> dict:
     bound["evaluate"] = [REGISTRIES["evaluators"].bind(spec, f"{where}: evaluate[{k}]")
                          for k, spec in enumerate(cfg.get("evaluate", []))]
     return bound
+
+
+def load_cells(path: Path, overrides: Sequence[str] = (), seed: int | None = None) -> tuple[dict, list[Cell]]:
+    """The checked config of ``path`` (with ``--set`` overrides and ``--seed``) and all its cells."""
+    cfg = load(path, list(overrides), seed)
+    return cfg, expand(cfg)

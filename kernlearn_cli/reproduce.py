@@ -87,9 +87,8 @@ def check(study: Study, quick: bool) -> int:
 
 def run_local(study: Study, layout: Layout, *, quick: bool, jobs: int, echo) -> list[str]:
     """Run (or resume) the experiments here, one after the other; returns the failed cells."""
-    from .cli import run_config
-
     from .report import load_records
+    from .runner import run_config
     from .solvers.protocol import ConvergenceWarning
 
     failed = []
@@ -127,12 +126,12 @@ def submit_slurm(study: Study, layout: Layout, *, quick: bool, sbatch: dict, max
     """One job array per experiment (cells packed so each fits ``max_array_size``) and one collect job
     that runs after all of them succeeded (``--dependency=afterok``).  Returns the job ids, the
     collect job last."""
-    from .cli import _cells
+    from .config import load_cells
     from .runner import check_folder, pack_cells, sbatch_script, task_count
 
     plans = []
     for e in study.selected(quick):          # check every experiment before submitting any
-        cfg, cells = _cells(e.config, overrides(e, quick), None)
+        cfg, cells = load_cells(e.config, overrides(e, quick))
         out = layout.out(study, e.name).resolve()
         check_folder(out, cfg)
         per_task = pack_cells(len(cells), 1, max_array_size)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import sys
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from multiprocessing import get_all_start_methods, get_context
 from pathlib import Path
@@ -14,7 +15,7 @@ from typing import Iterator, Sequence
 import yaml
 
 from .config import Cell
-from .errors import ConfigError, InfeasibleError, SolverError
+from .errors import ConfigError, InfeasibleError, KernlearnError, SolverError
 from .io import RECORD, atomic_path, cell_state, write_failure
 
 #: Environment variables holding the task index of a scheduler's array job, and where
@@ -180,6 +181,71 @@ def run_cells(cells: list[Cell], out: Path, *, where: str, jobs: int = 1, force:
             for fut in futures:
                 fut.cancel()
             raise
+
+
+def run_config(config: Path, out: Path | None, overrides: Sequence[str], seed: int | None = None, *,
+               jobs: int = 1, array_index: int | None = None, cells_per_task: int = 1, force: bool = False,
+               verbose: int = 0, per_cell: bool = True) -> tuple[Path, list[str]]:
+    """``kernlearn run`` without the table: check, claim the folder, run the (selected) cells; returns
+    the results folder and the failed cells (the others are finished).  ``per_cell``: a line per cell."""
+    from .config import Grid, expand, load
+    from .experiment import check_cells
+
+    cfg = load(config, overrides or [], seed, every_cell=array_index is None)   # a task checks its own cells
+    out = out or Path("results") / cfg["name"]
+    cells = expand(cfg) if array_index is None else select_cells(Grid(cfg), array_index, cells_per_task,
+                                                                  str(config))
+    check_folder(out, cfg)                 # refuse a folder of another experiment before any work
+    check_cells(cells, str(config))        # every setting, and the data it names, before anything is written
+    claimed = claim_folder(out, cfg)
+    try:
+        failed = run_with_progress(cfg, cells, out, str(config), jobs=jobs, force=force, verbose=verbose,
+                                   per_cell=per_cell)
+    except BaseException:
+        if claimed:                        # unless a cell finished, leave the folder as it was
+            release_folder(out)
+        raise
+    return out, failed
+
+
+def failed_error(failed: list[str]) -> KernlearnError:
+    """The error ``kernlearn run`` exits with when cells failed (``failed`` as ``run_config`` returns it)."""
+    return KernlearnError(f"{len(failed)} cell(s) failed and wrote no result (each reason is in its "
+                          f"failed.json; the other cells are finished); the first: {failed[0]}")
+
+
+def run_with_progress(cfg: dict, cells, out: Path, where: str, *, jobs: int, force: bool, verbose: int,
+                      per_cell: bool = True) -> list[str]:
+    """Run the cells with a progress bar and (``per_cell``) one line per cell; returns the failed cells."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+    from .report import convergence
+
+    done = skipped = 0
+    failed: list[str] = []
+    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn())
+    with Progress(*columns, transient=True, disable=not sys.stderr.isatty()) as bar:
+        task = bar.add_task(cfg["name"], total=len(cells))
+        for cell, record, error in run_cells(cells, out, where=where, jobs=jobs, force=force,
+                                             verbose=bool(verbose)):
+            bar.advance(task)
+            if error is not None:     # certified infeasible, or a numerical breakdown; the others still run
+                failed.append(f"[{cell.index}] {cell.id}: {error}")
+                bar.console.print(f"[{cell.index}] {cell.id}: FAILED ({error.split(':')[0]}), reason in "
+                                  f"{out / cell.id / 'failed.json'}", highlight=False, soft_wrap=True)
+            elif record is None:
+                skipped += 1
+            else:
+                done += 1
+                if not per_cell and not verbose:
+                    continue
+                metrics = "  ".join(f"{k}={v:.4f}" for k, v in record["metrics"].items()
+                                    if not k.endswith("_std") and isinstance(v, (int, float)))
+                bar.console.print(f"[{cell.index}] {cell.id}: {record['solver']} {record['iterations']} it "
+                                  f"{record['seconds']:.2f}s {convergence(record)}  {metrics}", highlight=False,
+                                  soft_wrap=True)
+    print(f"{done} cell(s) run, {skipped} already finished, {len(failed)} failed, results in {out}", file=sys.stderr)
+    return failed
 
 
 def directive_value(value: str) -> str:

@@ -9,7 +9,7 @@ import numpy as np
 from ..errors import ConfigError, DataError
 from ..registry import datasets
 from ..types import Dataset
-from ._validate import check_features, check_finite, check_kernel, encode_labels, rectangular, to_float
+from ._validate import check_features, check_kernel, encode_labels, rectangular, to_float
 from .catalogue import data_home, sha256_file
 
 GYRB_MISSING = (
