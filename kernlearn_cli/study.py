@@ -452,5 +452,7 @@ def tally(v: pd.DataFrame) -> str:
 
 
 def paper_item(where: str) -> str:
-    """The paper's table or figure a number comes from: the text of ``where`` before the first comma."""
-    return where.split(",")[0].split(";")[0].strip()
+    """The paper's table, figure or section a number comes from: the text of ``where`` before the first
+    comma, semicolon, colon or parenthesis (``"Table 3, sonar"`` and ``"§6.1 text (GyrB): '...'"`` give
+    ``"Table 3"`` and ``"§6.1 text"``)."""
+    return re.split(r"[,;:(]", where, maxsplit=1)[0].strip()

@@ -9,7 +9,8 @@ import pytest
 import yaml
 
 from kernlearn_cli.errors import ConfigError
-from kernlearn_cli.study import Rule, find_studies, judge, load_study, study_names, verdict_table, verdicts
+from kernlearn_cli.study import (Rule, find_studies, judge, load_study, paper_item, study_names, verdict_table,
+                                 verdicts)
 
 REPO = Path(__file__).resolve().parents[1]
 CONFIG = {"name": "tiny", "seed": 0, "grid": {"constraints.count": [10, 30], "seed": "range(2)"},
@@ -104,6 +105,18 @@ def test_loader_errors(tmp_path, change, words):
 def test_unknown_paper_names_the_valid_ones():
     with pytest.raises(ConfigError, match="did you mean 'kulis2006'|Did you mean 'kulis2006'"):
         find_studies("kulis2060", REPO / "configs" / "papers")
+
+
+@pytest.mark.parametrize("where, item", [
+    ("Table 3, sonar", "Table 3"),
+    ("§6.1 text: 'for the Burg divergence, between 17 and 354 sweeps'", "§6.1 text"),
+    ("§6.1 text (GyrB, 100 constraints): 'it took 3220 sweeps'", "§6.1 text"),
+    ("Sec. 5; the GyrB target", "Sec. 5"),
+    ("Fig. 2 caption", "Fig. 2 caption"),
+])
+def test_paper_item_is_the_table_figure_or_section(where, item):
+    """The README's status table has one row per paper item, whatever the quote after it holds."""
+    assert paper_item(where) == item
 
 
 @pytest.mark.parametrize("paper", study_names(REPO / "configs" / "papers"))
