@@ -11,7 +11,7 @@ import warnings
 import numpy as np
 import pytest
 
-from kernlearn_cli.errors import InfeasibleError
+from kernlearn_cli.errors import ConfigError, InfeasibleError
 from kernlearn_cli.solvers.burg import burg
 from kernlearn_cli.solvers.definiteboost import definiteboost
 from kernlearn_cli.solvers.protocol import ConvergenceWarning
@@ -169,3 +169,36 @@ def test_near_duplicate_pairs(projection, solver):
             else von_neumann(np.eye(n), C)
     viol = C.violations(res.G) / np.abs(C.bound)
     assert res.converged and viol.max() <= 1e-3 and viol[:2].max() <= 1e-3
+
+
+@pytest.mark.parametrize("name", sorted(SOLVERS))
+def test_slack_only_where_certified_infeasible(name):
+    """``slack_if_infeasible``: a feasible set gets exactly the hard solution, a certified infeasible one
+    exactly the slack solution, with the evidence of infeasibility in its certificate."""
+    solve = SOLVERS[name]
+    rng = np.random.default_rng(3)
+    G0 = rng.standard_normal((12, 4))
+    ok = Constraints.from_lists([0, 2], [1, 3], ["dist_le", "dist_ge"], [1.0, 2.0])
+    hard, auto = solve(G0, ok, tol=1e-6), solve(G0, ok, tol=1e-6, slack_if_infeasible=1.0)
+    assert hard.converged and np.array_equal(auto.G, hard.G) and math.isinf(auto.info["slack"])
+    assert auto.info["hard_sweeps"] == hard.iterations and "infeasible_support" not in auto.certificate["figures"]
+
+    bad = Constraints.from_lists([0, 0, 2], [1, 1, 3], ["dist_le", "dist_ge", "dist_le"], [1.0, 2.0, 1.0])
+    with pytest.raises(InfeasibleError) as err:
+        solve(G0, bad, tol=1e-6)
+    soft, auto = solve(G0, bad, tol=1e-6, slack=1.0), solve(G0, bad, tol=1e-6, slack_if_infeasible=1.0)
+    assert soft.converged and np.array_equal(auto.G, soft.G) and auto.info["slack"] == 1.0
+    figures = auto.certificate["figures"]
+    assert figures["infeasible_combined_bound"] < 0 and figures["infeasible_support"] >= 2
+    assert auto.info["hard_sweeps"] == err.value.certificate["sweeps"] >= 1
+    assert "certified infeasible" in auto.certificate["rule"]
+
+
+@pytest.mark.parametrize("name", sorted(SOLVERS))
+def test_slack_if_infeasible_needs_hard_constraints(name):
+    G0 = np.random.default_rng(0).standard_normal((6, 3))
+    C = Constraints.from_lists([0], [1], ["dist_le"], [1.0])
+    with pytest.raises(ConfigError, match="slack_if_infeasible"):
+        SOLVERS[name](G0, C, slack=2.0, slack_if_infeasible=1.0)
+    with pytest.raises(ConfigError, match="slack_if_infeasible"):
+        SOLVERS[name](G0, C, slack_if_infeasible=0.0)

@@ -258,7 +258,8 @@ def raise_infeasible(constraints: Constraints, cert: dict, name: str, sweep: int
         f"{cert['support']} of them, sum_i y_i s_i tr(K A_i) <= sum_i y_i s_i b_i = {cert['combined_bound']:.3g} < 0, "
         f"has a positive semidefinite left side ({psd}) on the range of K0, so no kernel there meets them all. "
         f"The largest weights: "
-        f"{named}. Remove or loosen these, or use solver.slack to trade violations against divergence.", cert)
+        f"{named}. Remove or loosen these, or use solver.slack to trade violations against divergence.",
+        {**cert, "sweeps": sweep})
 
 
 # ---- the sweep loop ----------------------------------------------------------------------------
@@ -347,6 +348,43 @@ def bregman_certificate(values: np.ndarray, constraints: Constraints, lam: np.nd
         rule="largest relative violation (of the slack-adjusted bounds) <= feas_tol and dual change <= tol",
         checks={"max_violation": (float(viol.max()), feas_tol), "dual_change": (last_change, tol)},
         figures=figures, stopped_by=stopped_by)
+
+
+def hard_else_slack(solve, slack: float, fallback: float | None, name: str):
+    """Hard constraints where they can be met, ITML slack where a certificate says they cannot.
+
+    ``solve(gamma)`` runs the solver with ``slack=gamma``. With ``fallback`` None this is
+    ``solve(slack)``. Otherwise the constraints are first enforced exactly (Kulis et al.'s problem);
+    only if that run raises :class:`InfeasibleError` -- a verified Farkas certificate, never a
+    heuristic -- is the set solved again with slack gamma = ``fallback`` (Davis et al. 2007's
+    ITML relaxation). The result then says so: ``info["slack"]`` is gamma, ``info["hard_sweeps"]``
+    and ``info["hard_seconds"]`` what the hard attempt cost, and the certificate's figures carry the
+    evidence of infeasibility (``infeasible_support``, ``infeasible_combined_bound`` < 0,
+    ``infeasible_min_eigenvalue``). A hard run that stops at ``max_sweeps`` without a certificate
+    is returned as it is (converged false): unproven infeasibility never switches the problem.
+    """
+    if fallback is None:
+        return solve(slack)
+    if not math.isinf(slack):
+        raise ConfigError(f"solver.slack_if_infeasible replaces hard constraints (slack: inf) where they are "
+                          f"certified infeasible; it cannot be combined with slack {slack}.")
+    if not (0 < fallback < math.inf):
+        raise ConfigError(f"solver.slack_if_infeasible must be a finite gamma > 0, got {fallback}.")
+    t0 = time.perf_counter()
+    try:
+        result = solve(math.inf)
+    except InfeasibleError as exc:
+        hard_seconds = time.perf_counter() - t0
+        cert = exc.certificate
+        result = solve(fallback)
+        result.info.update(hard_sweeps=int(cert.get("sweeps", 0)), hard_seconds=hard_seconds)
+        result.certificate["figures"].update(
+            infeasible_support=int(cert["support"]), infeasible_combined_bound=float(cert["combined_bound"]),
+            infeasible_min_eigenvalue=float(cert.get("min_eigenvalue", math.nan)))
+        result.certificate["rule"] += f" ({name} with hard constraints was certified infeasible; slack gamma {fallback})"
+        return result
+    result.info.update(hard_sweeps=result.iterations, hard_seconds=time.perf_counter() - t0)
+    return result
 
 
 def check_settings(name: str, constraints: Constraints, tol: float, slack: float, feas_tol: float,

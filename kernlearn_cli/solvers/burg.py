@@ -40,7 +40,8 @@ from ..kernels import full_column_rank
 from ..registry import solvers
 from ..types import Constraints, SolverResult
 from . import _burg_kernels as _k
-from ._cyclic import (InRange, bregman_certificate, check_settings, describe, infeasibility_certificate,
+from ._cyclic import (InRange, bregman_certificate, check_settings, describe, hard_else_slack,
+                      infeasibility_certificate,
                       relative_violations, run_sweeps, signs)
 from .protocol import finish
 
@@ -78,7 +79,7 @@ def slack_penalty(bhat: np.ndarray, b: np.ndarray, slack: float) -> float:
 @solvers.register("burg")
 def burg(G0: np.ndarray, constraints: Constraints, *, tol: float = 1e-3, feas_tol: float = 1e-3,
          max_sweeps: int = 10000, slack: float = math.inf, certify_every: int = 50,
-         callback: Callable | None = None) -> SolverResult:
+         slack_if_infeasible: float | None = None, callback: Callable | None = None) -> SolverResult:
     """Cyclic Bregman projections under the Burg (LogDet) divergence, O(r^2) per projection.
 
     Parameters
@@ -100,6 +101,9 @@ def burg(G0: np.ndarray, constraints: Constraints, *, tol: float = 1e-3, feas_to
         ITML-style slack gamma; ``inf`` (default) enforces the constraints exactly.
         Finite gamma always has a solution (use it for infeasible sets); supported for
         distance constraints and diagonal similarity constraints with positive bounds.
+    slack_if_infeasible : float, optional
+        Enforce the constraints exactly, and only where that run is certified infeasible solve
+        again with slack gamma = this value (:func:`~kernlearn_cli.solvers._cyclic.hard_else_slack`).
     certify_every : int
         With hard constraints, sweeps between attempts to read a certificate of infeasibility off
         the diverging dual variables (module :mod:`~kernlearn_cli.solvers._cyclic`).
@@ -124,6 +128,11 @@ def burg(G0: np.ndarray, constraints: Constraints, *, tol: float = 1e-3, feas_to
     SolverError
         A projection broke down numerically and no certificate could be verified.
     """
+    if slack_if_infeasible is not None:          # hard where feasible, slack where certified infeasible
+        return hard_else_slack(
+            lambda gamma: burg(G0, constraints, tol=tol, feas_tol=feas_tol, max_sweeps=max_sweeps, slack=gamma,
+                               certify_every=certify_every, callback=callback),
+            slack, slack_if_infeasible, "burg")
     check_settings("burg", constraints, tol, slack, feas_tol, certify_every, max_sweeps)
     is_dist = np.isin(constraints.kind, [0, 1, 4])
     if slack != float("inf"):

@@ -39,7 +39,8 @@ from ..linalg import eigh
 from ..registry import solvers
 from ..types import Constraints, SolverResult
 from . import _von_neumann_kernels as _k
-from ._cyclic import (InRange, bregman_certificate, check_settings, describe, infeasibility_certificate,
+from ._cyclic import (InRange, bregman_certificate, check_settings, describe, hard_else_slack,
+                      infeasibility_certificate,
                       relative_violations, run_sweeps, signs)
 from .protocol import finish
 
@@ -74,7 +75,7 @@ def slack_penalty(bhat: np.ndarray, b: np.ndarray, slack: float) -> float:
 @solvers.register("von_neumann")
 def von_neumann(G0: np.ndarray, constraints: Constraints, *, tol: float = 1e-3, feas_tol: float = 1e-3,
                 max_sweeps: int = 10000, slack: float = math.inf, certify_every: int = 50,
-                callback: Callable | None = None) -> SolverResult:
+                slack_if_infeasible: float | None = None, callback: Callable | None = None) -> SolverResult:
     """Cyclic Bregman projections under the von Neumann divergence (secular-equation updates).
 
     Parameters
@@ -93,6 +94,9 @@ def von_neumann(G0: np.ndarray, constraints: Constraints, *, tol: float = 1e-3, 
         Give up after this many sweeps (``converged=False``, with a ConvergenceWarning).
     slack : float
         gamma of the slack variables; ``inf`` (default) enforces the constraints exactly.
+    slack_if_infeasible : float, optional
+        Hard constraints, and slack gamma = this value only for a set certified infeasible
+        (:func:`~kernlearn_cli.solvers._cyclic.hard_else_slack`).
     certify_every : int
         With hard constraints, sweeps between attempts to certify infeasibility from the duals.
     callback : callable, optional
@@ -113,6 +117,11 @@ def von_neumann(G0: np.ndarray, constraints: Constraints, *, tol: float = 1e-3, 
     SolverError
         A projection broke down numerically and no certificate could be verified.
     """
+    if slack_if_infeasible is not None:          # hard where feasible, slack where certified infeasible
+        return hard_else_slack(
+            lambda gamma: von_neumann(G0, constraints, tol=tol, feas_tol=feas_tol, max_sweeps=max_sweeps, slack=gamma,
+                               certify_every=certify_every, callback=callback),
+            slack, slack_if_infeasible, "von_neumann")
     check_settings("von_neumann", constraints, tol, slack, feas_tol, certify_every, max_sweeps)
     if slack != float("inf") and np.any(constraints.bound <= 0):
         raise ConfigError("solver.slack < inf needs positive bounds; found "
