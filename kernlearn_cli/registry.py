@@ -186,7 +186,7 @@ def coerce(value: Any, tp, where: str) -> Any:
 #: imports them all. ``tests/test_startup.py`` checks this table against what the modules register.
 BUILTINS: dict[str, dict[str, tuple[str, ...]]] = {
     "data.bundled": {"datasets": ("iris", "wine", "breast_cancer", "digits")},
-    "data.synthetic": {"datasets": ("chessboard", "double_spiral", "two_gaussians")},
+    "data.synthetic": {"datasets": ("chessboard", "double_spiral", "two_gaussians", "gyrb_like")},
     "data.uci": {"datasets": ("sonar", "ionosphere", "heart", "glass", "soybean_small", "spambase", "uspst",
                               "breast_cancer_wisconsin", "pendigits", "adult_a1a", "adult_a2a", "adult_a3a",
                               "adult_a4a_approx", "adult_a5a_approx", "adult_a6a_approx")},

@@ -268,3 +268,28 @@ def test_files_loader_errors(tmp_path, monkeypatch, kwargs, match, error):
     Path("short.txt").write_text("a\nb\nc\n")
     with pytest.raises(error, match=match):
         user.files(**kwargs)
+
+
+def test_gyrb_like_has_gyrb_shape_and_near_identical_pairs():
+    """52 points of 3 species; each near-duplicate pair is a same-species pair ~offset^2 apart
+    (squared), far below the other within-species distances; same parameters, same bits."""
+    from kernlearn_cli.data.synthetic import gyrb_like
+
+    ds = gyrb_like()
+    assert ds.X.shape == (52, 10) and np.bincount(ds.y).tolist() == [18, 17, 17]
+    d2 = ((ds.X[:, None] - ds.X[None]) ** 2).sum(-1)
+    close = np.argwhere(np.triu(d2 < 1e-3, 1))
+    assert len(close) == 12 and np.all(ds.y[close[:, 0]] == ds.y[close[:, 1]])
+    assert np.all(d2[tuple(close.T)] <= 1e-4) and np.median(d2[np.triu(np.ones_like(d2), 1) > 0]) > 1.0
+    assert np.array_equal(gyrb_like().X, ds.X) and not np.array_equal(gyrb_like(seed=1).X, ds.X)
+    assert len(np.argwhere(np.triu(((gyrb_like(near_duplicates=0).X[:, None]
+                                      - gyrb_like(near_duplicates=0).X[None]) ** 2).sum(-1) < 1e-3, 1))) == 0
+
+
+@pytest.mark.parametrize("params, key", [({"near_duplicates": 40}, "near_duplicates"), ({"offset": 0.0}, "offset"),
+                                         ({"n": 5}, "n = 5"), ({"classes": 1}, "classes")])
+def test_gyrb_like_bad_parameters_name_the_key(params, key):
+    from kernlearn_cli.data.synthetic import gyrb_like
+
+    with pytest.raises(ConfigError, match=key):
+        gyrb_like(**params)

@@ -1,10 +1,12 @@
-"""Synthetic datasets generated on the fly (no download): those of Hu & Kwok (2013).
+"""Synthetic datasets generated on the fly (no download): those of Hu & Kwok (2013) and a
+GyrB-like stand-in.
 
 ``chessboard`` and ``double_spiral`` are the two synthetic sets of their Table 1,
-``two_gaussians`` the scalability set of their Sec. 4.2. Every generator draws
+``two_gaussians`` the scalability set of their Sec. 4.2; ``gyrb_like`` imitates the shape of
+the (unobtainable) GyrB kernel of Tsuda et al. and Kulis et al. Every generator draws
 from ``np.random.default_rng(seed)`` only, so the same parameters give
 bit-identical arrays; the generator and its parameters are recorded in ``meta``.
-Classes are balanced (class 0 gets ``n // 2`` points, class 1 ``n - n // 2``) and
+Hu & Kwok's classes are balanced (class 0 gets ``n // 2`` points, class 1 ``n - n // 2``) and
 the rows are shuffled with the same generator.
 """
 
@@ -146,3 +148,62 @@ def two_gaussians(*, n: int = 1000, dim: int = 10, seed: int = 0) -> Dataset:
     X = np.where(y[:, None] == 0, 1.0, -1.0) + rng.standard_normal((n, dim))
     return _finish("two_gaussians", X, y, rng, generator="class 0 ~ N(+1, I), class 1 ~ N(-1, I)",
                    class_means=[1.0, -1.0], n=n, dim=dim, seed=seed)
+
+
+@datasets.register("gyrb_like")
+def gyrb_like(*, n: int = 52, classes: int = 3, dim: int = 10, near_duplicates: int = 12, offset: float = 1e-3,
+              seed: int = 0) -> Dataset:
+    """A synthetic stand-in with GyrB's shape: 52 points of 3 species, some of them near-identical.
+
+    GyrB (52 bacterial gyrB proteins of 3 species; Tsuda et al. 2005, Kulis et al. 2006) cannot
+    be obtained (``datasets/README.md``). What matters for the sweep counts of its experiments is
+    not the sequences but that some proteins are nearly identical, so some distance bounds taken
+    from the target kernel are tiny compared with the others. This set reproduces that shape and
+    nothing else; its numbers are not GyrB's.
+
+    Generator (``rng = np.random.default_rng(seed)``): species centres ``3 * rng.standard_normal``
+    in ``dim`` dimensions; species c gets ``n // classes`` points (the first ``n % classes`` species
+    one more), each its centre plus ``rng.standard_normal(dim)``. Then ``near_duplicates`` points,
+    spread over the species in turn, are replaced by a copy of another point of their species
+    plus ``offset * rng.standard_normal(dim)`` (a near-identical pair: squared distance ~
+    ``2 dim offset^2``, against ~ ``2 dim`` within a species). Rows are not shuffled.
+
+    Parameters
+    ----------
+    n, classes, dim : int
+        Points (>= 2 classes), species (>= 2) and features (>= 1).
+    near_duplicates : int
+        Near-identical pairs (>= 0; at most one per two points of a species).
+    offset : float
+        Their separation (> 0) relative to the within-species spread 1.
+    seed : int
+        Seed of the generator (>= 0).
+    """
+    for key, value, low in (("n", n, 2), ("classes", classes, 2), ("dim", dim, 1), ("near_duplicates", near_duplicates, 0),
+                            ("seed", seed, 0)):
+        _check_int("gyrb_like", key, value, low)
+    if n < 2 * classes:
+        raise ConfigError(f"dataset 'gyrb_like': n = {n} is too small for {classes} classes; valid values: n >= 2 classes.")
+    if isinstance(offset, bool) or not isinstance(offset, (int, float)) or not (math.isfinite(offset) and offset > 0):
+        raise ConfigError(f"dataset 'gyrb_like': invalid offset {offset!r}; valid values: a finite number > 0.")
+    sizes = np.full(classes, n // classes) + (np.arange(classes) < n % classes)
+    if near_duplicates > int((sizes // 2).sum()):
+        raise ConfigError(f"dataset 'gyrb_like': near_duplicates = {near_duplicates} is more than the "
+                          f"{int((sizes // 2).sum())} pairs the species can hold; valid values: 0 .. {int((sizes // 2).sum())}.")
+    rng = np.random.default_rng(seed)
+    y = np.repeat(np.arange(classes, dtype=np.int64), sizes)
+    centres = 3.0 * rng.standard_normal((classes, dim))
+    X = centres[y] + rng.standard_normal((n, dim))
+    start = np.concatenate([[0], np.cumsum(sizes)[:-1]])
+    used = np.zeros(classes, dtype=np.int64)
+    for k in range(near_duplicates):            # species in turn; pair (2u, 2u + 1) of species c
+        c = k % classes
+        while 2 * used[c] + 1 >= sizes[c]:
+            c = (c + 1) % classes
+        a = start[c] + 2 * used[c]
+        X[a + 1] = X[a] + offset * rng.standard_normal(dim)
+        used[c] += 1
+    return Dataset("gyrb_like", X=check_finite(X, "dataset 'gyrb_like'"), y=y, classes=list(range(classes)),
+                   meta={"source": "kernlearn_cli.data.synthetic", "generator": "GyrB-like stand-in (synthetic)",
+                         "n": n, "classes": classes, "dim": dim, "near_duplicates": near_duplicates,
+                         "offset": offset, "seed": seed})
