@@ -152,6 +152,32 @@ def test_admm_objective_recomputes_and_is_deterministic():
     assert pcp_objective(a.G, L, pair_structure(C, ds.n, "admm"), 2.0) == pytest.approx(a.objective, rel=1e-12)
 
 
+def test_gamma_held_out_selection_uses_the_constraints_only():
+    """gamma from a list: the chosen one maximises the held-out pair accuracy of its curve; the final
+    fit is exactly the solver at that gamma with the caller's generator; the labels play no part."""
+    from kernlearn_cli.solvers.admm import heldout_pair_accuracy
+
+    ds = chessboard(n=60, seed=2)
+    C = must_cannot(ds, None, rng=np.random.default_rng(3))
+    grid = [0.01, 1.0, 100.0]
+    sel = admm(None, C, dataset=ds, rng=np.random.default_rng(5), gamma=grid)
+    curve = sel.history["heldout_accuracy"]
+    assert sel.info["gamma"] == grid[int(np.argmax(curve))] and np.all((curve >= 0) & (curve <= 1))
+    direct = admm(None, C, dataset=ds, rng=np.random.default_rng(5), gamma=sel.info["gamma"])
+    assert np.array_equal(sel.G, direct.G)
+    relabelled = Dataset(ds.name, X=ds.X, y=ds.y[::-1].copy(), classes=ds.classes)
+    again = admm(None, C, dataset=relabelled, rng=np.random.default_rng(5), gamma=grid)
+    assert np.array_equal(again.history["heldout_accuracy"], curve)
+    # the score: must-links (1) at cos >= 1/2, cannot-links (0) below, no label involved
+    from kernlearn_cli.types import Constraints
+
+    G = np.array([[1.0, 0.0], [2.0, 0.0], [0.0, 1.0], [1.0, 0.1]])
+    pairs = Constraints.from_lists([0, 0, 2], [1, 2, 3], ["sim_eq"] * 3, [1.0, 0.0, 1.0])
+    assert heldout_pair_accuracy(G, pairs) == pytest.approx(2 / 3)
+    with pytest.raises(ConfigError, match="select_folds"):
+        admm(None, C, dataset=ds, rng=np.random.default_rng(5), gamma=grid, select_folds=1)
+
+
 def test_admm_bad_input():
     ds = chessboard(n=30, seed=0)
     C = must_cannot(ds, None, rng=np.random.default_rng(0))

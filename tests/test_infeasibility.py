@@ -202,3 +202,35 @@ def test_slack_if_infeasible_needs_hard_constraints(name):
         SOLVERS[name](G0, C, slack=2.0, slack_if_infeasible=1.0)
     with pytest.raises(ConfigError, match="slack_if_infeasible"):
         SOLVERS[name](G0, C, slack_if_infeasible=0.0)
+
+
+def test_constraint_violation_evaluator_checks_the_constraints_as_given():
+    """``violation`` is recomputed from G against the original bounds (not the slack-adjusted ones);
+    ``relaxed`` says whether the solver fell back to slack."""
+    from kernlearn_cli.evaluate.kernel import constraint_violation
+
+    rng = np.random.default_rng(3)
+    G0 = rng.standard_normal((12, 4))
+    bad = Constraints.from_lists([0, 0, 2], [1, 1, 3], ["dist_le", "dist_ge", "dist_le"], [1.0, 2.0, 1.0])
+    res = burg(G0, bad, tol=1e-6, slack_if_infeasible=1.0)
+    m = constraint_violation(res.G, None, rng=None, constraints=bad, result=res)
+    K = res.G @ res.G.T
+    d01, d23 = K[0, 0] + K[1, 1] - 2 * K[0, 1], K[2, 2] + K[3, 3] - 2 * K[2, 3]
+    expected = max(d01 - 1.0, (2.0 - d01) / 2.0, d23 - 1.0, 0.0)
+    assert m["relaxed"] == 1.0 and m["violation"] == pytest.approx(expected, rel=1e-10) and expected > 0.1
+    assert m["bound_spread"] == 0.5
+    ok = Constraints.from_lists([0], [1], ["dist_le"], [1.0])
+    res = burg(G0, ok, tol=1e-6, slack_if_infeasible=1.0)
+    m = constraint_violation(res.G, None, rng=None, constraints=ok, result=res)
+    assert m["relaxed"] == 0.0 and m["violation"] <= 1e-3
+
+
+
+def test_kernel_condition_is_the_ratio_of_extreme_eigenvalues_on_the_range():
+    from kernlearn_cli.evaluate.kernel import kernel_condition
+
+    rng = np.random.default_rng(1)
+    Q = np.linalg.qr(rng.standard_normal((9, 3)))[0]
+    G = Q * np.sqrt([50.0, 2.0, 0.5])                     # K = Q diag(50, 2, 0.5) Q^T, rank 3 of 9
+    out = kernel_condition(G, None, rng=None)
+    assert out == {"condition": pytest.approx(100.0, rel=1e-12), "kernel_rank": 3.0}

@@ -160,6 +160,31 @@ def test_svm_separable():
     assert again["svm_accuracy"] == 1.0
 
 
+def test_svm_cross_validated_C_is_the_best_on_the_labeled_folds_only():
+    """cv: C maximises the stratified CV accuracy on the labeled points, recomputed here by hand with
+    the same folds; the test points never enter the choice (changing them leaves C unchanged)."""
+    from sklearn.model_selection import StratifiedKFold
+    from sklearn.svm import LinearSVC
+
+    from kernlearn_cli.evaluate.supervised import LIBSVM_C_GRID, cross_validated_C
+
+    ds = two_gaussians(n=120, dim=5, seed=3)
+    G = ds.X * np.array([1.0, 0.3, 0.1, 3.0, 0.01])
+    c = labeled_subset(ds, None, rng=_rng(4), count=30)
+    out = svm_accuracy(G, ds, rng=_rng(), constraints=c, cv=True)
+    assert set(out) == {"svm_accuracy", "svm_accuracy_cv", "svm_cv_C"} and out["svm_cv_C"] in LIBSVM_C_GRID
+    lab = np.unique(np.concatenate([c.i, c.j]))
+    seed = int(_rng().integers(0, 2**31 - 1))
+    folds = list(StratifiedKFold(n_splits=5, shuffle=True, random_state=seed).split(G[lab], ds.y[lab]))
+    mean = {C: np.mean([LinearSVC(C=C, dual="auto", max_iter=10000, random_state=seed)
+                        .fit(G[lab][tr], ds.y[lab][tr]).score(G[lab][te], ds.y[lab][te]) for tr, te in folds])
+            for C in LIBSVM_C_GRID}
+    assert out["svm_cv_C"] == min(C for C in LIBSVM_C_GRID if mean[C] == max(mean.values()))
+    G2 = G.copy()
+    G2[np.setdiff1d(np.arange(len(G)), lab)] *= -1.0          # scramble the test points
+    assert cross_validated_C(G2[lab], ds.y[lab], LIBSVM_C_GRID, 5, seed)[0] == out["svm_cv_C"]
+
+
 def test_svm_errors():
     ds = _ds(np.arange(10) % 2)
     G = np.random.default_rng(0).standard_normal((10, 2))

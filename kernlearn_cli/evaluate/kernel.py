@@ -1,0 +1,39 @@
+"""Properties of the kernel itself: how well it meets its constraints, how well conditioned it is."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..registry import evaluators
+
+
+@evaluators.register("constraint_violation")
+def constraint_violation(G: np.ndarray, ds, *, rng, constraints, result) -> dict:
+    """The constraints as given, checked on K = G G^T.
+
+    ``violation``: the largest relative violation max_i v_i / |b_i| (v_i the amount by which
+    constraint i is violated, 0 when met; |b_i| floored at 1e-12). ``relaxed``: 1 when the
+    solver met the constraints only up to ITML slack (a finite ``slack`` in its info, e.g. a set
+    ``slack_if_infeasible`` found certified infeasible), else 0 -- its mean over seeds is the
+    share of relaxed sets. ``bound_spread``: min_i |b_i| / max_i |b_i|, a property of the set
+    itself -- tiny bounds (near-identical points) are what makes approximate projections slow
+    (Kulis et al. 2006, Sec. 6). Put beside an accuracy, these say which problem was solved.
+    """
+    b = np.abs(constraints.bound)
+    v = constraints.violations(G) / np.maximum(b, 1e-12)
+    slack = float(result.info.get("slack", math.inf))
+    return {"violation": float(v.max()) if len(v) else 0.0, "relaxed": float(math.isfinite(slack)),
+            "bound_spread": float(b.min() / b.max()) if len(b) and b.max() > 0 else float("nan")}
+
+
+@evaluators.register("kernel_condition")
+def kernel_condition(G: np.ndarray, ds, *, rng, rank_tol: float = 1e-10) -> dict:
+    """Condition number of K = G G^T on its range, (s_max / s_min)^2 over the singular values of G
+    above ``rank_tol`` times the largest, and that rank. With solver ``initial`` it describes K0:
+    the condition of a Laplacian pseudo-inverse decides how hard TRIN's problems are (Li et al. 2009).
+    """
+    s = np.linalg.svd(np.asarray(G, dtype=np.float64), compute_uv=False)
+    s = s[s > rank_tol * s[0]] if len(s) and s[0] > 0 else s[:0]
+    return {"condition": float((s[0] / s[-1]) ** 2) if len(s) else float("nan"), "kernel_rank": float(len(s))}
