@@ -212,8 +212,21 @@ def gradient_mapping(S, S0, El, Kl, T, lam, *, tol: float, gap_tol: float, max_i
     M, M_inv = congruence(El, lam)
     to_S = lambda R: M @ R @ M          # noqa: E731
 
+    EM = El @ M                         # ||E_l M|| <= 1
+
+    def residuals(R):
+        # The data term through E_l M: with S0 = W+ up to 1e7 (spambase), E_l S E_l^T would sum
+        # terms of 1e10 and be good to only ~1e-6, below which Armijo's test fails on rounding and
+        # A runs away (the steps then stall far from the optimum).
+        return to_S(R) - S0, T * (EM @ R @ EM.T) - Kl
+
     def value(R):
-        return prior_objective(to_S(R), S0, El, Kl, T, lam)
+        D, Q = residuals(R)
+        return float(lam * np.sum(D * D) + np.sum(Q * Q))
+
+    def value_and_gradient(R):
+        D, Q = residuals(R)
+        return float(lam * np.sum(D * D) + np.sum(Q * Q)), 2.0 * lam * (M @ D @ M) + 2.0 * EM.T @ Q @ EM
 
     R = project_psd(M_inv @ S @ M_inv)  # S is PSD; the projection only removes rounding
     J = value(R)
@@ -224,8 +237,7 @@ def gradient_mapping(S, S0, El, Kl, T, lam, *, tol: float, gap_tol: float, max_i
     it = trials = next_check = 0
     while it < max_iter:
         it += 1
-        JY, g = prior_value_and_gradient(to_S(Y), S0, El, Kl, T, lam)
-        g = M @ g @ M
+        JY, g = value_and_gradient(Y)
         A = max(A / growth, 1e-12)                      # let A shrink again after easy steps
         n_trials = 0
         while True:
