@@ -110,7 +110,8 @@ def svm_accuracy(G: np.ndarray, ds, *, rng, constraints, C: float = 1.0, cv: boo
     out = {"svm_accuracy": float(clf.score(G[test], y[test]))}
     if cv:
         C_cv, _ = cross_validated_C(G[lab], y[lab], LIBSVM_C_GRID, cv_folds, seed)
-        clf = LinearSVC(C=C_cv, dual="auto", max_iter=10000, random_state=seed).fit(G[lab], y[lab])
+        if C_cv != C:                        # the same C and seed would fit the same classifier again
+            clf = LinearSVC(C=C_cv, dual="auto", max_iter=10000, random_state=seed).fit(G[lab], y[lab])
         out.update(svm_accuracy_cv=float(clf.score(G[test], y[test])), svm_cv_C=C_cv)
     return out
 

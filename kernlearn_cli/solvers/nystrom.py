@@ -19,7 +19,8 @@ a PSD projection per trial, from the closed-form solution of the unconstrained s
 equation (exact when T is all ones). The paper leaves the metric of the steps open; ours is that
 of the congruence S = M R M, M = (E_lᵀE_l + √λ I)^{-1/2} (:func:`congruence`), chosen in
 advance from the problem's Hessian, not from results: it keeps the PSD cone and makes the
-small-λ problems of Fig. 1 solvable to the certified tolerance in hundreds of iterations.  Memory is O(mn): E is computed in row blocks and
+small-λ problems of Fig. 1 solvable to the certified tolerance in hundreds of iterations.
+Memory is O(mn): E is computed in row blocks and
 turned into the factor G = E S^{1/2} block by block, so no n x n matrix is ever formed and
 E itself is never held whole.  Any point, seen or new, has the factor row E_x S^{1/2}
 (``kernlearn embed``).
