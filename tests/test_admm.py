@@ -168,6 +168,12 @@ def test_gamma_held_out_selection_uses_the_constraints_only():
     relabelled = Dataset(ds.name, X=ds.X, y=ds.y[::-1].copy(), classes=ds.classes)
     again = admm(None, C, dataset=relabelled, rng=np.random.default_rng(5), gamma=grid)
     assert np.array_equal(again.history["heldout_accuracy"], curve)
+    # the chosen gamma reaches a table through evaluator solver_info
+    from kernlearn_cli.evaluate.kernel import solver_info
+
+    assert solver_info(sel.G, ds, rng=None, result=sel, keys=["gamma"]) == {"gamma": sel.info["gamma"]}
+    with pytest.raises(ConfigError, match="no number 'lam'.*gamma"):
+        solver_info(sel.G, ds, rng=None, result=sel, keys=["lam"])
     # the score: must-links (1) at cos >= 1/2, cannot-links (0) below, no label involved
     from kernlearn_cli.types import Constraints
 

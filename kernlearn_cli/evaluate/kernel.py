@@ -1,4 +1,5 @@
-"""Properties of the kernel itself: how well it meets its constraints, how well conditioned it is."""
+"""Properties of the kernel itself -- how well it meets its constraints, how well conditioned it is --
+and the settings the solver chose on its way to it."""
 
 from __future__ import annotations
 
@@ -37,3 +38,20 @@ def kernel_condition(G: np.ndarray, ds, *, rng, rank_tol: float = 1e-10) -> dict
     s = np.linalg.svd(np.asarray(G, dtype=np.float64), compute_uv=False)
     s = s[s > rank_tol * s[0]] if len(s) and s[0] > 0 else s[:0]
     return {"condition": float((s[0] / s[-1]) ** 2) if len(s) else float("nan"), "kernel_rank": float(len(s))}
+
+
+@evaluators.register("solver_info")
+def solver_info(G: np.ndarray, ds, *, rng, result, keys: list[str]) -> dict:
+    """Numbers the solver recorded in its info, as metrics a table can show beside the scores: e.g.
+    ``keys: [gamma]`` for the gamma that ``admm`` chose from a list by held-out pairs."""
+    from ..errors import ConfigError
+
+    out = {}
+    for key in keys:
+        value = result.info.get(key)
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            numeric = sorted(k for k, v in result.info.items() if isinstance(v, (int, float)) and not isinstance(v, bool))
+            raise ConfigError(f"evaluate solver_info: the solver's info has no number '{key}'; it has "
+                              f"{', '.join(numeric) or 'none'}.")
+        out[key] = float(value)
+    return out
