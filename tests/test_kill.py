@@ -179,23 +179,30 @@ def killed(cfg, reference, tmp_path_factory):
     Every fourth trial runs with --jobs 2 (the whole process group is killed, as when a node
     dies), the others with --jobs 1. A trial that finds every cell finished runs with --force,
     so later trials also kill runs in the middle of (re)writing cells. The delay is uniform
-    within the expected runtime of that run (see :func:`expected_runtime`).
+    within the expected runtime of that run (see :func:`expected_runtime`), scaled down when a
+    run finishes sooner than that model says (the machine's load changes while the tests run).
     """
     rng = np.random.default_rng(SEED)
     out = tmp_path_factory.mktemp("killed") / "out"
     log, problems = [], []
+    scale = 1.0                             # the shortest observed / modelled runtime so far
     for trial in range(TRIALS):
         before = len(list(out.glob("*/record.json")))
         jobs = 2 if trial % 4 == 3 else 1
         force = before == N_CELLS           # nothing left to resume: rerun (and replace) finished cells
-        expected = expected_runtime(reference, out, jobs, force)
+        model = expected_runtime(reference, out, jobs, force)
+        expected = scale * model
         delay = float(rng.uniform(0.0, expected))
         extra = ["--jobs", jobs] + ["--force"] * force
+        start = time.perf_counter()
         proc = subprocess.Popen(command(cfg, out, *extra), stdout=subprocess.DEVNULL,
                                 stderr=subprocess.PIPE, env=env(), cwd=cfg.parent, start_new_session=True)
-        time.sleep(delay)
-        killed_it = proc.poll() is None
-        if killed_it:
+        try:
+            proc.wait(timeout=delay)
+            killed_it = False
+            scale = min(scale, (time.perf_counter() - start) / model)
+        except subprocess.TimeoutExpired:
+            killed_it = True
             os.killpg(proc.pid, signal.SIGKILL)      # our own process group (start_new_session)
         stderr = proc.communicate(timeout=60)[1].decode(errors="replace")
         if not killed_it and proc.returncode != 0:

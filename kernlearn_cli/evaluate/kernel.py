@@ -7,6 +7,7 @@ import math
 
 import numpy as np
 
+from ..errors import ConfigError
 from ..registry import evaluators
 
 
@@ -44,8 +45,6 @@ def kernel_condition(G: np.ndarray, ds, *, rng, rank_tol: float = 1e-10) -> dict
 def solver_info(G: np.ndarray, ds, *, rng, result, keys: list[str]) -> dict:
     """Numbers the solver recorded in its info, as metrics a table can show beside the scores: e.g.
     ``keys: [gamma]`` for the gamma that ``admm`` chose from a list by held-out pairs."""
-    from ..errors import ConfigError
-
     out = {}
     for key in keys:
         value = result.info.get(key)
