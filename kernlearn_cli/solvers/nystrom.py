@@ -20,9 +20,8 @@ equation (exact when T is all ones). The paper leaves the metric of the steps op
 of the congruence S = M R M, M = (E_lᵀE_l + √λ I)^{-1/2} (:func:`congruence`), chosen in
 advance from the problem's Hessian, not from results: it keeps the PSD cone and makes the
 small-λ problems of Fig. 1 solvable to the certified tolerance in hundreds of iterations.
-Memory is O(mn): E is computed in row blocks and
-turned into the factor G = E S^{1/2} block by block, so no n x n matrix is ever formed and
-E itself is never held whole.  Any point, seen or new, has the factor row E_x S^{1/2}
+Memory is O(mn): E is computed in row blocks and turned into the factor G = E S^{1/2} block by
+block, so no n x n matrix is ever formed and E itself is never held whole.  Any point, seen or new, has the factor row E_x S^{1/2}
 (``kernlearn embed``).
 """
 
@@ -221,13 +220,10 @@ def gradient_mapping(S, S0, El, Kl, T, lam, *, tol: float, gap_tol: float, max_i
         # A runs away (the steps then stall far from the optimum).
         return to_S(R) - S0, T * (EM @ R @ EM.T) - Kl
 
-    def value(R):
+    def value(R, gradient=False):
         D, Q = residuals(R)
-        return float(lam * np.sum(D * D) + np.sum(Q * Q))
-
-    def value_and_gradient(R):
-        D, Q = residuals(R)
-        return float(lam * np.sum(D * D) + np.sum(Q * Q)), 2.0 * lam * (M @ D @ M) + 2.0 * EM.T @ Q @ EM
+        J = float(lam * np.sum(D * D) + np.sum(Q * Q))
+        return (J, 2.0 * lam * (M @ D @ M) + 2.0 * EM.T @ Q @ EM) if gradient else J
 
     R = project_psd(M_inv @ S @ M_inv)  # S is PSD; the projection only removes rounding
     J = value(R)
@@ -238,7 +234,7 @@ def gradient_mapping(S, S0, El, Kl, T, lam, *, tol: float, gap_tol: float, max_i
     it = trials = next_check = 0
     while it < max_iter:
         it += 1
-        JY, g = value_and_gradient(Y)
+        JY, g = value(Y, gradient=True)
         A = max(A / growth, 1e-12)                      # let A shrink again after easy steps
         n_trials = 0
         while True:
