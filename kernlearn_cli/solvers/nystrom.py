@@ -21,8 +21,8 @@ of the congruence S = M R M, M = (E_lᵀE_l + √λ I)^{-1/2} (:func:`congruence
 advance from the problem's Hessian, not from results: it keeps the PSD cone and makes the
 small-λ problems of Fig. 1 solvable to the certified tolerance in hundreds of iterations.
 Memory is O(mn): E is computed in row blocks and turned into the factor G = E S^{1/2} block by
-block, so no n x n matrix is ever formed and E itself is never held whole.  Any point, seen or new, has the factor row E_x S^{1/2}
-(``kernlearn embed``).
+block, so no n x n matrix is ever formed and E itself is never held whole.  Any point, seen
+or new, has the factor row E_x S^{1/2} (``kernlearn embed``).
 """
 
 from __future__ import annotations
