@@ -305,3 +305,68 @@ def test_cli_verbose_prints_the_iterations(tmp_path, solver):
     lines = [ln for ln in run.stdout.splitlines() if "] iter " in ln]
     assert lines and all("objective" in ln and "grad" in ln for ln in lines)
     assert ("  t " in lines[0]) == (solver == "pr_cg") and ("radius" in lines[0]) == (solver == "trin")
+
+
+def table1_pcg_reference(prob, s, radius, nu, max_cg, natural):
+    """Table 1 as printed, in K's own coordinates: PCG with the preconditioner Δ ↦ KΔK, H applied
+    densely (K⁻¹ΔK⁻¹ formed from the inverse), trust region in ‖·‖_F or the natural ‖·‖_K."""
+    K, Kinv, G = s.X, s.Xinv, s.G
+    d2 = prob.loss.d2(s.x)
+    H = lambda D: T._dense(prob.hessian_loss(D, d2)) + Kinv @ D @ Kinv      # noqa: E731  (5)
+    inner = (lambda A, B: np.vdot(A, Kinv @ B @ Kinv)) if natural else np.vdot  # noqa: E731
+    Z, R = np.zeros_like(G), G.copy()
+    Y = K @ R @ K
+    P, ry = -Y, np.vdot(R, Y)
+    target = nu * (np.sqrt(ry) if natural else np.linalg.norm(G))
+    pred = lambda Z: -(np.vdot(G, Z) + 0.5 * np.vdot(Z, H(Z)))               # noqa: E731  m(0) - m(Z)
+    for step in range(1, max_cg + 1):
+        HP = H(P)
+        alpha = ry / np.vdot(P, HP)
+        zz, zp, pp = inner(Z, Z), inner(Z, P), inner(P, P)
+        if zz + 2 * alpha * zp + alpha ** 2 * pp >= radius ** 2:
+            tau = (-zp + np.sqrt(zp ** 2 + pp * (radius ** 2 - zz))) / pp
+            return Z + tau * P, pred(Z + tau * P), step, True
+        Z, R = Z + alpha * P, R + alpha * HP
+        Y = K @ R @ K
+        ry_next = np.vdot(R, Y)
+        if (np.sqrt(ry_next) if natural else np.linalg.norm(R)) < target:
+            break
+        P, ry = -Y + (ry_next / ry) * P, ry_next
+    return Z, pred(Z), step, False
+
+
+@pytest.mark.parametrize("natural", [False, True])
+@pytest.mark.parametrize("loss", ["log", "lmnn"])
+def test_steihaug_in_whitened_coordinates_gives_the_iterates_of_table1(natural, loss):
+    """steihaug_pcg runs Table 1 in the preconditioner's coordinates Z = L Ẑ Lᵀ: the same step,
+    predicted decrease, CG count and boundary flag as the printed recurrence, inside the trust
+    region and on its boundary, in the full (K) and the reduced (K = G0 X G0ᵀ) coordinates."""
+    X, y, G0, C = instance(3)
+    for G in (G0, G0[:, :6]):
+        prob, X0, _, _ = T.build_problem(G, C, loss, 8.0, True, 0.7, (5.0, 95.0), "trin")
+        s = T._state(prob, X0)
+        for radius in (1e6, 0.3):
+            ref = table1_pcg_reference(prob, s, radius, 0.1, 50, natural)
+            Zh, pred, steps, hit, znorm = T.steihaug_pcg(prob, s, radius, 0.1, 50, natural)
+            Z = s.L @ Zh @ s.L.T
+            assert (steps, hit) == ref[2:] and (hit == (radius == 0.3))
+            assert np.abs(Z - ref[0]).max() <= 1e-9 * np.abs(ref[0]).max()
+            assert pred == pytest.approx(ref[1], rel=1e-9) and pred > 0
+            if hit:
+                assert znorm == radius
+
+
+def test_trial_step_matches_a_fresh_factorization():
+    """_trial factors K + Z as L chol(I + Ẑ) and sums the decrease from its parts: the same state
+    and f(K) − f(K + Z) as a Cholesky of K + Z; a step that leaves the PD cone gives None."""
+    X, y, G0, C = instance(4)
+    prob, X0, _, _ = T.build_problem(G0, C, "log", 8.0, True, 0.7, (5.0, 95.0), "trin")
+    s = T._state(prob, X0)
+    Zh = T.steihaug_pcg(prob, s, 0.5, 0.1, 50, True)[0]             # ‖Ẑ‖_F <= 0.5: inside the cone
+    trial, ared, err, Z = T._trial(prob, s, Zh)
+    fresh = T._state(prob, X0 + Z)
+    assert np.allclose(trial.X, fresh.X, rtol=0, atol=1e-12 * np.abs(X0).max())
+    assert trial.f == pytest.approx(fresh.f, rel=1e-12) and ared == pytest.approx(s.f - fresh.f, rel=1e-9)
+    assert 0 < err <= 1e-10 * abs(ared)
+    assert np.allclose(trial.G, fresh.G, rtol=0, atol=1e-9 * np.abs(fresh.G).max())
+    assert T._trial(prob, s, -2.0 * np.eye(len(Zh)))[0] is None

@@ -14,7 +14,9 @@ The LogDet divergence is a barrier, so f is minimised without constraints.  Two 
 * ``trin`` -- trust-region inexact Newton (Sec. 3): the Newton equation H(D) = -∇f is solved
   by the preconditioned CG of Table 1 (preconditioner Δ ↦ KΔK, the inverse of the LogDet part
   of H) inside a Frobenius-norm trust region, stopped at ‖R‖ < ν_k ‖∇f‖ with
-  ν_k = min(0.5, √‖∇f‖) (Sec. 4.1); the radius follows Nocedal & Wright, Alg. 4.1.
+  ν_k = min(0.5, √‖∇f‖) (Sec. 4.1); the radius follows Nocedal & Wright, Alg. 4.1.  The CG
+  runs in the preconditioner's coordinates and trial points are factored through K's Cholesky
+  factor (same iterates in exact arithmetic; robust when cond K nears 1/eps).
 * ``pr_cg`` -- the Polak-Ribière⁺ nonlinear CG baseline of Sec. 6.2, with an exact line search
   that stays inside the PD cone (the LogDet term along K + tD is Σ log(1 + t μ_j)).
 
@@ -41,6 +43,7 @@ from typing import Callable
 import numpy as np
 import scipy.linalg as sla
 import scipy.sparse as sp
+from scipy.linalg.blas import dtrmm
 
 from ..errors import ConfigError, DataError
 from ..kernels import full_column_rank
@@ -171,13 +174,6 @@ def _dense(S) -> np.ndarray:
     return S.toarray() if sp.issparse(S) else S
 
 
-def _sandwich(X: np.ndarray, S) -> np.ndarray:
-    """X S X for a sparse or dense symmetric S."""
-    if sp.issparse(S):
-        return X @ np.asarray(S @ X)
-    return X @ S @ X
-
-
 # ---- the problem ------------------------------------------------------------------------
 
 @dataclass
@@ -239,17 +235,51 @@ class _State:
     x: np.ndarray
     f: float
     G: np.ndarray
+    logdet: float = 0.0
 
 
-def _state(prob: Problem, X: np.ndarray) -> _State | None:
-    """Objective, inverse and gradient at X, or None when X is not positive definite."""
-    c = chol(X)
+def _state(prob: Problem, X: np.ndarray, factor: tuple | None = None) -> _State | None:
+    """Objective, inverse and gradient at X, or None when X is not positive definite.
+    ``factor`` = (L, log det X) when the Cholesky factor of X is already known."""
+    c = chol(X) if factor is None else factor
     if c is None:
         return None
     L, logdet = c
     x = prob.op.values(X)
     Xinv = inverse_from_chol(L)
-    return _State(X, L, Xinv, x, prob.value(X, logdet, x), prob.gradient(Xinv, x))
+    return _State(X, L, Xinv, x, prob.value(X, logdet, x), prob.gradient(Xinv, x), logdet)
+
+
+def _congruence(L: np.ndarray, A: np.ndarray, transpose: bool = False) -> np.ndarray:
+    """L A Lᵀ, or Lᵀ A L with ``transpose``, for a lower-triangular L (two triangular products)."""
+    t = int(transpose)
+    return dtrmm(1.0, L, dtrmm(1.0, L, A, lower=1, trans_a=t), side=1, lower=1, trans_a=1 - t)
+
+
+def _trial(prob: Problem, s: _State, Zh: np.ndarray) -> tuple[_State | None, float, float, np.ndarray]:
+    """The state at K + Z, Z = L Ẑ Lᵀ (K = L Lᵀ), and the actual decrease f(K) − f(K + Z).
+
+    K + Z = L (I + Ẑ) Lᵀ is positive definite iff I + Ẑ is -- a well-conditioned test where a
+    Cholesky of K + Z fails in rounding once cond K nears 1/eps -- and its factor is L chol(I + Ẑ).
+    The decrease is summed from its parts, w Σ (ψ(x_i) − ψ(x_i + δ_i)) − tr(K0⁻¹ Z) + log det(I + Ẑ)
+    with δ_i = tr(Z A_i), so it keeps its accuracy when f is large; its rounding error is bounded
+    by a few eps times the parts' magnitudes.  Same iterates as a Cholesky of K + Z in exact
+    arithmetic.  Returns (state or None when not PD, decrease, its rounding bound, Z).
+    """
+    Zh = 0.5 * (Zh + Zh.T)
+    Z = _congruence(s.L, Zh)
+    C = chol(Zh + np.eye(Zh.shape[0]))
+    if C is None:
+        return None, -math.inf, math.inf, Z
+    Lt = dtrmm(1.0, s.L, C[0], lower=1)                              # L chol(I + Ẑ), lower triangular
+    trial = _state(prob, Lt @ Lt.T, factor=(Lt, s.logdet + C[1]))
+    psi0, psi1 = prob.loss.psi(s.x), prob.loss.psi(s.x + prob.op.values(Z))
+    K0inv_Z = Z if prob.K0inv is None else prob.K0inv * Z           # tr(K0⁻¹Z) = Σ of its entries (diagonal if I)
+    tr = float(np.trace(K0inv_Z)) if prob.K0inv is None else float(np.sum(K0inv_Z))
+    ared = prob.w * float(np.sum(psi0 - psi1)) - tr + C[1]
+    scale = prob.w * float(np.sum(np.abs(psi0) + np.abs(psi1))) + float(np.sum(np.abs(
+        np.diag(K0inv_Z) if prob.K0inv is None else K0inv_Z))) + abs(C[1])
+    return trial, ared, 64 * np.finfo(float).eps * scale, Z
 
 
 # ---- TRIN -------------------------------------------------------------------------------
@@ -257,46 +287,56 @@ def _state(prob: Problem, X: np.ndarray) -> _State | None:
 def steihaug_pcg(prob: Problem, s: _State, radius: float, nu: float, max_cg: int, natural: bool):
     """Table 1: preconditioned CG on H(Z) = −∇f inside the trust region ‖Z‖ <= radius.
 
-    Preconditioned residual Y = K R K; Q = K⁻¹ P K⁻¹ is carried by its own recurrence so that
-    H(P) = H_F(P) + Q needs no inverse.  The norm is ‖·‖_F (eq. 7) or, with ``natural``, the
-    preconditioner's norm ‖Z‖_K = ‖K^{-1/2} Z K^{-1/2}‖_F (Nocedal & Wright, Sec. 7.2), in which
-    the stopping test becomes <R, KRK>^{1/2} < ν <∇f, K∇fK>^{1/2}; ‖Z‖_K² = <Z, K⁻¹ZK⁻¹> is kept
-    from the Q's.  Returns (Z, H(Z), CG steps, hit the boundary, ‖Z‖).
+    The preconditioner Δ ↦ KΔK = S Sᵀ(Δ), with S(Ẑ) = L Ẑ Lᵀ and K = L Lᵀ, makes PCG on H the
+    plain CG on Ĥ(Ẑ) = Sᵀ H S (Ẑ) = Lᵀ H_F(L Ẑ Lᵀ) L + Ẑ = −Lᵀ∇f L, with the iterates mapped by
+    Z = S(Ẑ): the same Z's in exact arithmetic, and it is run in these coordinates because
+    every inner product is then a sum of squares -- the printed recurrence's <R, KRK> falls to
+    <= 0 in rounding once cond K nears 1/eps (Ionosphere's K0 has 2.3e9).  The trust region is
+    ‖Z‖_F <= Δ (eq. 7) or, with ``natural``, the preconditioner's norm ‖Z‖_K = ‖Ẑ‖_F (Nocedal &
+    Wright, Sec. 7.2); CG stops at ‖R‖_F < ν ‖∇f‖_F (Table 1), or at ‖R̂‖_F < ν ‖Ĝ‖_F with
+    ``natural``.  Returns (Ẑ, predicted decrease m(0) − m(Z) of model (7), CG steps, hit the
+    boundary, ‖Z‖).
     """
-    X, G = s.X, s.G
+    L = s.L
     d2 = prob.loss.d2(s.x)
-    Z, HZ = np.zeros_like(G), np.zeros_like(G)
-    ZQ = np.zeros_like(G) if natural else Z    # K^-1 Z K^-1 (natural norm only)
-    R = G.copy()                       # residual H(Z) + ∇f
-    Y = X @ G @ X                      # K R K
-    P, Q = -Y, -R
-    ry = float(np.vdot(R, Y))
-    if not ry > 0:                     # <∇f, K∇fK> <= 0 only in rounding (K near singular): no step
-        return Z, HZ, 0, False, 0.0
-    target = nu * (math.sqrt(ry) if natural else np.linalg.norm(G))
-    inner = (lambda A, B, AQ, BQ: float(np.vdot(A, BQ))) if natural else (lambda A, B, AQ, BQ: float(np.vdot(A, B)))
+    g = _congruence(L, s.G, transpose=True)                         # Ĝ = Lᵀ ∇f L
+    Zh, HZh = np.zeros_like(g), np.zeros_like(g)
+    Z = Zh if natural else np.zeros_like(g)                          # the step in the trust norm's coordinates
+    R = g.copy()                                                     # R̂ = Ĥ(Ẑ) + Ĝ
+    P = -R
+    rr = float(np.vdot(R, R))
+    if not rr > 0:
+        return Zh, 0.0, 0, False, 0.0
+    target = nu * math.sqrt(rr) if natural else nu * np.linalg.norm(s.G)
+
+    def raw_residual_norm(R):                                        # ‖L⁻ᵀ R̂ L⁻¹‖_F
+        Y = sla.solve_triangular(L, R, lower=True, trans="T", check_finite=False)
+        return np.linalg.norm(sla.solve_triangular(L, Y.T, lower=True, trans="T", check_finite=False))
+
     for step in range(1, max_cg + 1):
-        HF = prob.hessian_loss(P, d2)
-        HP = _dense(HF) + Q
-        alpha = ry / float(np.vdot(P, HP))
-        zz, zp, pp = inner(Z, Z, ZQ, ZQ), inner(Z, P, ZQ, Q), inner(P, P, Q, Q)
-        if zz + 2 * alpha * zp + alpha * alpha * pp >= radius * radius:   # boundary: ‖Z + τP‖ = radius
+        Praw = _congruence(L, P)
+        HF = prob.hessian_loss(Praw, d2)                             # sparse when K is the unknown
+        LtHL = _congruence(L, HF, transpose=True) if not sp.issparse(HF) else \
+            dtrmm(1.0, L, np.asarray(HF @ L), lower=1, trans_a=1)
+        HP = LtHL + P
+        alpha = rr / float(np.vdot(P, HP))
+        Pn = P if natural else Praw
+        zz, zp, pp = float(np.vdot(Z, Z)), float(np.vdot(Z, Pn)), float(np.vdot(Pn, Pn))
+        if zz + 2 * alpha * zp + alpha * alpha * pp >= radius * radius:  # boundary: ‖Z + τP‖ = radius
             tau = (-zp + math.sqrt(max(zp * zp + pp * (radius * radius - zz), 0.0))) / pp
-            return Z + tau * P, HZ + tau * HP, step, True, radius
-        Z, HZ = Z + alpha * P, HZ + alpha * HP
-        if natural:
-            ZQ = ZQ + alpha * Q
-        R += alpha * HP
-        if not natural and np.linalg.norm(R) < target:
-            return Z, HZ, step, False, math.sqrt(inner(Z, Z, ZQ, ZQ))
-        Y += alpha * (_sandwich(X, HF) + P)            # K R_{j+1} K = Y_j + α (K H_F(P) K + P)
-        ry_next = float(np.vdot(R, Y))
-        if natural and math.sqrt(max(ry_next, 0.0)) < target:
-            return Z, HZ, step, False, math.sqrt(inner(Z, Z, ZQ, ZQ))
-        beta, ry = ry_next / ry, ry_next
-        P = -Y + beta * P
-        Q = -R + beta * Q
-    return Z, HZ, max_cg, False, math.sqrt(inner(Z, Z, ZQ, ZQ))
+            Zh, HZh = Zh + tau * P, HZh + tau * HP
+            return Zh, -(float(np.vdot(g, Zh)) + 0.5 * float(np.vdot(Zh, HZh))), step, True, radius
+        Zh, HZh = Zh + alpha * P, HZh + alpha * HP
+        Z = Zh if natural else Z + alpha * Praw
+        R = R + alpha * HP
+        rr_next = float(np.vdot(R, R))
+        if (math.sqrt(rr_next) if natural else raw_residual_norm(R)) < target:
+            break
+        P = -R + (rr_next / rr) * P
+        rr = rr_next
+    else:
+        step = max_cg
+    return Zh, -(float(np.vdot(g, Zh)) + 0.5 * float(np.vdot(Zh, HZh))), step, False, float(np.linalg.norm(Z))
 
 
 def natural_norm(s: _State) -> float:
@@ -343,15 +383,12 @@ def trin_solve(prob: Problem, X0: np.ndarray, *, tol: float, max_iter: int, max_
     while gn > tol and it < max_iter:
         it += 1
         nu = min(0.5, math.sqrt(gn if natural else np.linalg.norm(s.G)))  # Sec. 4.1
-        Z, HZ, steps, hit, znorm = steihaug_pcg(prob, s, radius, nu, max_cg, natural)
+        Zh, pred, steps, hit, znorm = steihaug_pcg(prob, s, radius, nu, max_cg, natural)  # pred = m(0) − m(Z)
         cg_total += steps
-        pred = -(float(np.vdot(s.G, Z)) + 0.5 * float(np.vdot(Z, HZ)))  # m(0) - m(Z), model (7)
-        Xt = s.X + Z
-        Xt = 0.5 * (Xt + Xt.T)
-        trial = _state(prob, Xt) if pred > 0 else None                   # Cholesky = PD check
-        rho = (s.f - trial.f) / pred if trial is not None else -math.inf
+        trial, ared, ared_err, _ = _trial(prob, s, Zh) if pred > 0 else (None, -math.inf, math.inf, None)
+        rho = ared / pred if trial is not None else -math.inf
         gn_trial = natural_norm(trial) if trial is not None else math.inf
-        if trial is not None and pred <= 1e-11 * max(abs(s.f), 1.0):     # f cannot resolve the decrease:
+        if trial is not None and pred <= ared_err:                       # the decrease is below rounding:
             rho = 1.0 if gn_trial < gn else 0.0                          # judge by the gradient instead
         if rho < 0.25:                                                   # N&W Alg. 4.1
             radius = 0.25 * znorm
