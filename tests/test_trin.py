@@ -370,3 +370,24 @@ def test_trial_step_matches_a_fresh_factorization():
     assert 0 < err <= 1e-10 * abs(ared)
     assert np.allclose(trial.G, fresh.G, rtol=0, atol=1e-9 * np.abs(fresh.G).max())
     assert T._trial(prob, s, -2.0 * np.eye(len(Zh)))[0] is None
+
+
+@pytest.mark.parametrize("solver", [T.trin, T.pr_cg])
+def test_path_budget_stops_the_path_and_fails_the_certificate(solver):
+    """max_path_iter caps the iterations summed over the path (the paper's "> 10000"): the path
+    stops where the budget runs out, with the γ's left counted and converged = false; a budget
+    the path does not reach changes nothing."""
+    X, y, G0, C = instance(6)
+    kw = dict(loss="log", gamma=64.0, tol=1e-4, path=4.0, gamma_min=2.0 ** -4)
+    full = solver(G0, C, **kw)
+    assert full.converged and full.info["unsolved_path_points"] == 0
+    same = solver(G0, C, max_path_iter=full.iterations, **kw)
+    assert np.array_equal(same.G, full.G) and same.converged
+    budget = int(np.sum(full.history["path_iterations"][:2])) + 1      # two γ's and one iteration of the third
+    cut = solver(G0, C, max_path_iter=budget, **kw)
+    assert cut.iterations == budget and list(cut.history["path_iterations"][:2]) == \
+        list(full.history["path_iterations"][:2])
+    assert cut.info["unsolved_path_points"] == 3 and cut.info["gamma"] == 1.0
+    assert not cut.converged and cut.certificate["stopped_by"] == "max_path_iter"
+    with pytest.raises(ConfigError, match="max_path_iter must be >= 1"):
+        solver(G0, C, max_path_iter=0, **kw)

@@ -678,9 +678,12 @@ def path_gammas(gamma_min: float, gamma: float, alpha: float) -> list[float]:
 
 def _solve(method: str, G0, constraints, *, loss, gamma, tol, max_iter, path, gamma_min, normalize, t,
            itml_percentiles, max_cg, keep_path, callback, stop="absolute", trust_norm="frobenius",
-           precondition=False) -> SolverResult:
+           precondition=False, max_path_iter=None) -> SolverResult:
     if not tol > 0 or max_iter < 1:
         raise ConfigError(f"solver.tol must be > 0 and solver.max_iter >= 1; got tol = {tol}, max_iter = {max_iter}.")
+    if max_path_iter is not None and not max_path_iter >= 1:
+        raise ConfigError(f"solver.max_path_iter must be >= 1 (iterations summed over the path) or null; "
+                          f"got {max_path_iter}.")
     if path and not (path > 1 and 0 < gamma_min < gamma):
         raise ConfigError(f"solver.path (the multiplier α) must be > 1 with 0 < gamma_min < gamma; got path = "
                           f"{path}, gamma_min = {gamma_min}, gamma = {gamma}. Use path: 0 for a single gamma.")
@@ -709,15 +712,19 @@ def _solve(method: str, G0, constraints, *, loss, gamma, tol, max_iter, path, ga
     per_gamma = {k: [] for k in ("path_gamma", "path_iterations", "path_cg_steps", "path_seconds", "path_objective",
                                  "path_grad_norm", "path_stop_target", "path_gap_bound")}
     kept, history, check_seconds, stops = [], {}, 0.0, []
+    budget = math.inf if max_path_iter is None else max_path_iter
     for g in gammas:
+        if budget - sum(per_gamma["path_iterations"]) < 1:          # the path's budget is spent: stop here
+            break
+        cap = int(min(max_iter, budget - sum(per_gamma["path_iterations"])))
         prob.w = g / meta["labeled"] if normalize else g
         target = tol * natural_norm(replace(start, G=prob.gradient(start.Xinv, start.x))) \
             if start is not None else tol
         if method == "trin":
-            s, stats, hist = trin_solve(prob, X, tol=target, max_iter=max_iter, max_cg=max_cg, trust_norm=trust_norm,
+            s, stats, hist = trin_solve(prob, X, tol=target, max_iter=cap, max_cg=max_cg, trust_norm=trust_norm,
                                         callback=callback)
         else:
-            s, stats, hist = prcg_solve(prob, X, tol=target, max_iter=max_iter, precondition=precondition,
+            s, stats, hist = prcg_solve(prob, X, tol=target, max_iter=cap, precondition=precondition,
                                         callback=callback)
         X = s.X
         t0 = time.perf_counter()
@@ -738,23 +745,25 @@ def _solve(method: str, G0, constraints, *, loss, gamma, tol, max_iter, path, ga
         arrays["triplets"] = np.column_stack([constraints.i, constraints.j, constraints.k])
     if G0.shape[0] <= 5000:
         arrays["K0"] = G0 @ G0.T
-    info = {"loss": loss, "gamma": float(gammas[-1]), "loss_weight": prob.w, "normalize": normalize,
+    unsolved = len(gammas) - len(per_gamma["path_gamma"])
+    info = {"loss": loss, "gamma": float(per_gamma["path_gamma"][-1]), "loss_weight": prob.w, "normalize": normalize,
             "mode": meta["mode"], "labeled": meta["labeled"], "cg_steps": int(np.sum(per_gamma["path_cg_steps"])),
-            "path_points": len(gammas), "iterations_last": stats["iterations"], "grad_norm": stats["grad_norm"],
-            "certificate_seconds": check_seconds}
+            "path_points": len(gammas), "unsolved_path_points": unsolved, "iterations_last": stats["iterations"],
+            "grad_norm": stats["grad_norm"], "certificate_seconds": check_seconds}
     path = {k: np.asarray(v, dtype=np.float64) for k, v in per_gamma.items()}
     result = SolverResult(G=G, objective=s.f, iterations=int(np.sum(per_gamma["path_iterations"])),
                           converged=False, history={**{k: np.asarray(v) for k, v in history.items()}, **path},
                           info=info, arrays=arrays, path=kept)
-    return finish(result, path_certificate(path, tol, stop, stops), method)
+    return finish(result, path_certificate(path, tol, stop, stops, unsolved), method)
 
 
-def path_certificate(path: dict, tol: float, stop: str, stops: list[str]) -> Certificate:
+def path_certificate(path: dict, tol: float, stop: str, stops: list[str], unsolved: int = 0) -> Certificate:
     """Every γ of the path: its stopping measure met, and f − f* <= tol · max(1, |f|) (:func:`gap_bound`).
 
     The stopping measure is the natural gradient norm against ``tol`` ("absolute") or against tol
     times its value at K0 for that γ ("relative", Li et al.'s rule); the second check is what
-    certifies the result, whatever the rule.
+    certifies the result, whatever the rule.  ``unsolved`` γ's (the path's iteration budget spent
+    before them) fail the certificate.
     """
     rel_gap = path["path_gap_bound"] / np.maximum(1.0, np.abs(path["path_objective"]))
     if stop == "absolute":
@@ -763,6 +772,7 @@ def path_certificate(path: dict, tol: float, stop: str, stops: list[str]) -> Cer
         rel = path["path_grad_norm"] / (path["path_stop_target"] / tol)
         checks = {"relative_grad_norm": (float(rel.max()), tol)}
     checks["gap_bound"] = (float(rel_gap.max()), tol)
+    checks["unsolved_path_points"] = (float(unsolved), 0.0)
     return Certificate(
         rule=f"at every γ of the path: natural gradient norm <= tol ({stop} rule) and the bound on f − f* "
              "<= tol · max(1, |f|)",
@@ -770,7 +780,8 @@ def path_certificate(path: dict, tol: float, stop: str, stops: list[str]) -> Cer
         figures={"path_gamma": path["path_gamma"], "path_grad_norm": path["path_grad_norm"],
                  "path_gap_bound": path["path_gap_bound"], "path_objective": path["path_objective"],
                  "path_relative_gap_bound": rel_gap, "stop": stop},
-        stopped_by=next((why for why in ("max_iter", "stall") if why in stops), "tolerance"))
+        stopped_by="max_path_iter" if unsolved else next((why for why in ("max_iter", "stall") if why in stops),
+                                                          "tolerance"))
 
 
 _PARAMS_DOC = """
@@ -796,6 +807,11 @@ _PARAMS_DOC = """
         records then say converged = false (README, Tables 3-4).
     max_iter : int
         Iterations per γ.
+    max_path_iter : int or None
+        Iterations summed over the path at most (None: no limit).  When they are spent the path
+        stops where it is: the result holds the last γ reached, ``info["unsolved_path_points"]``
+        counts the γ's left, and the certificate fails.  Li et al.'s Tables 3-4 print such a run
+        as "> 10000".
     path : float
         The multiplier α of the regularization path (Sec. 4.3): γ_min, αγ_min, ... below γ, then γ,
         each warm-started from the last; 0 solves γ alone from K0 (the "baseline").  With loss
@@ -841,10 +857,12 @@ def _doc(summary: str):
 def trin(G0: np.ndarray, constraints: Constraints, *, loss: str = "log", gamma: float = 1.0, tol: float = 1e-3,
          max_iter: int = 1000, path: float = 0.0, gamma_min: float = 2.0 ** -12, normalize: bool = True,
          t: float = 0.7, itml_percentiles: list[float] = (5.0, 95.0), max_cg: int = 500, keep_path: bool = False,
-         stop: str = "absolute", trust_norm: str = "frobenius", callback: Callable | None = None) -> SolverResult:
+         stop: str = "absolute", trust_norm: str = "frobenius", max_path_iter: int | None = None,
+         callback: Callable | None = None) -> SolverResult:
     return _solve("trin", G0, constraints, loss=loss, gamma=gamma, tol=tol, max_iter=max_iter, path=path,
                   gamma_min=gamma_min, normalize=normalize, t=t, itml_percentiles=itml_percentiles,
-                  max_cg=max_cg, keep_path=keep_path, stop=stop, trust_norm=trust_norm, callback=callback)
+                  max_cg=max_cg, keep_path=keep_path, stop=stop, trust_norm=trust_norm,
+                  max_path_iter=max_path_iter, callback=callback)
 
 
 @solvers.register("pr_cg", triplets=True)
@@ -853,8 +871,10 @@ def trin(G0: np.ndarray, constraints: Constraints, *, loss: str = "log", gamma: 
 def pr_cg(G0: np.ndarray, constraints: Constraints, *, loss: str = "log", gamma: float = 1.0, tol: float = 1e-3,
           max_iter: int = 10000, path: float = 0.0, gamma_min: float = 2.0 ** -12, normalize: bool = True,
           t: float = 0.7, itml_percentiles: list[float] = (5.0, 95.0), keep_path: bool = False,
-          stop: str = "absolute", precondition: bool = False, callback: Callable | None = None) -> SolverResult:
+          stop: str = "absolute", precondition: bool = False, max_path_iter: int | None = None,
+          callback: Callable | None = None) -> SolverResult:
     return _solve("pr_cg", G0, constraints, loss=loss, gamma=gamma, tol=tol, max_iter=max_iter, path=path,
                   gamma_min=gamma_min, normalize=normalize, t=t, itml_percentiles=itml_percentiles,
-                  max_cg=0, keep_path=keep_path, stop=stop, precondition=precondition, callback=callback)
+                  max_cg=0, keep_path=keep_path, stop=stop, precondition=precondition,
+                  max_path_iter=max_path_iter, callback=callback)
 
