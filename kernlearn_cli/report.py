@@ -29,7 +29,9 @@ from .io import FACTORS, RECORD, atomic_path, cell_state, read_record
 SUMMARY = ("iterations", "objective")
 TIMING = "seconds"
 _NOT_SETTINGS = {"cell", "seed", "converged", "constraints", "n", "rank0", TIMING, *SUMMARY,
-                 "cert_check", "cert_value", "cert_tol", "cert_ratio"}
+                 "cert_check", "cert_value", "cert_tol", "cert_ratio", "cert_stopped_by"}
+#: How a solver says it stopped on an iteration budget (its counts are then lower bounds).
+CAPS = ("max_iter", "max_path_iter")
 #: Marks a paper-table entry (or a figure point) that includes cells whose certificate was not met.
 MARK = "†"
 
@@ -47,11 +49,13 @@ def convergence(record: dict) -> str:
 def _worst(certificate: dict | None) -> dict:
     """The record's worst check as table columns (NaN / None without a certificate)."""
     worst = (certificate or {}).get("worst")
+    stopped_by = (certificate or {}).get("stopped_by")
     if not worst:
-        return {"cert_check": None, "cert_value": np.nan, "cert_tol": np.nan, "cert_ratio": np.nan}
+        return {"cert_check": None, "cert_value": np.nan, "cert_tol": np.nan, "cert_ratio": np.nan,
+                "cert_stopped_by": stopped_by}
     ratio = worst["value"] / worst["tol"] if worst["tol"] > 0 else np.inf
     return {"cert_check": worst["check"], "cert_value": worst["value"], "cert_tol": worst["tol"],
-            "cert_ratio": ratio if np.isfinite(worst["value"]) else np.inf}
+            "cert_ratio": ratio if np.isfinite(worst["value"]) else np.inf, "cert_stopped_by": stopped_by}
 
 
 @dataclass
@@ -263,15 +267,19 @@ def pivot_keys(df: pd.DataFrame, metric: str, rows: str | None = None, cols: str
 
 def entry_stats(df: pd.DataFrame, metric: str, rows: str, cols: str, agg: str = "mean") -> pd.DataFrame:
     """Per entry (``row``, ``col``) of a paper table: ``value`` (the mean over seeds, or ``agg``),
-    ``std``, ``seeds`` (finished cells) and ``unconverged`` (cells whose certificate was not met)."""
+    ``std``, ``seeds`` (finished cells), ``unconverged`` (cells whose certificate was not met) and
+    ``capped`` (cells that stopped on an iteration budget, :data:`CAPS`)."""
     keys = [df[rows], df[cols]]
     g = df.groupby(keys, dropna=False)[metric]
     stats = g.agg(["mean", "std", "min", "max", "size"])
     stats["unconverged"] = (df["converged"] == False).groupby(keys, dropna=False).sum()  # noqa: E712
+    capped = df["cert_stopped_by"].isin(CAPS) if "cert_stopped_by" in df else pd.Series(False, index=df.index)
+    stats["capped"] = capped.groupby(keys, dropna=False).sum()
     stats.index.names = ["row", "col"]
     stats = stats.reset_index()
     return pd.DataFrame({"row": stats["row"], "col": stats["col"], "value": stats[agg], "std": stats["std"],
-                         "seeds": stats["size"], "unconverged": stats["unconverged"].astype(int)})
+                         "seeds": stats["size"], "unconverged": stats["unconverged"].astype(int),
+                         "capped": stats["capped"].astype(int)})
 
 
 def pivot(df: pd.DataFrame, metric: str, rows: str | None = None, cols: str | None = None,

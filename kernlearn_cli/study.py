@@ -29,7 +29,10 @@ _NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.+-]*$")
 _RULE = re.compile(r"^\s*(?:(?P<n>\d+(?:\.\d+)?)\s*sigma|(?P<kind>factor|rel|abs)\s+(?P<x>[0-9.eE+-]+)|"
                    r"(?P<bound>at_most|at_least))\s*$")
 VERDICT_COLUMNS = ("paper", "table", "row", "col", "metric", "ours", "ours_std", "seeds", "unconverged",
-                   "paper_value", "paper_std", "rule", "sigmas", "verdict", "where", "explanation")
+                   "capped", "paper_value", "paper_std", "rule", "sigmas", "verdict", "where", "explanation")
+#: What a cell that stopped on an iteration budget gives a table: the value to compare (the paper's
+#: protocol had the same cap), or a lower bound on the count or time the paper measured.
+CAPPED = ("value", "lower_bound")
 
 
 @dataclass(frozen=True)
@@ -59,6 +62,7 @@ class Table:
     cols: str | None = None
     agg: str = "mean"
     text: str = ""
+    capped: str = "value"
 
 
 @dataclass(frozen=True)
@@ -225,10 +229,13 @@ def _experiment(r: _Reader, name: str, spec, folder: Path) -> Experiment:
 def _table(r: _Reader, name: str, spec, experiments: dict) -> Table:
     key = f"tables.{name}"
     spec = r.mapping(spec, key)
-    r.keys(spec, key, {"title", "from", "metric", "rows", "cols", "agg", "text"}, {"from"})
+    r.keys(spec, key, {"title", "from", "metric", "rows", "cols", "agg", "text", "capped"}, {"from"})
     agg = spec.get("agg", "mean")
     if agg not in AGGS:
         r.fail(f"{key}.agg", f"'{agg}' is not one of {', '.join(AGGS)}")
+    capped = spec.get("capped", "value")
+    if capped not in CAPPED:
+        r.fail(f"{key}.capped", f"'{capped}' is not one of {', '.join(CAPPED)}")
     metric = spec.get("metric")
     if metric is None and any(k in spec for k in ("rows", "cols")):
         r.fail(key, "rows and cols lay out one metric; give metric too")
@@ -236,7 +243,7 @@ def _table(r: _Reader, name: str, spec, experiments: dict) -> Table:
                  None if metric is None else r.text(metric, f"{key}.metric"),
                  None if spec.get("rows") is None else r.text(spec["rows"], f"{key}.rows"),
                  None if spec.get("cols") is None else r.text(spec["cols"], f"{key}.cols"),
-                 agg, r.text(spec.get("text"), f"{key}.text"))
+                 agg, r.text(spec.get("text"), f"{key}.text"), capped)
 
 
 PLOT_OPTIONS = {"metric", "x", "by", "logx", "loglog"}
@@ -376,12 +383,21 @@ def _same_label(a, b) -> bool:
         return str(a) == str(b)
 
 
-def judge(number: Number, ours: float | None) -> tuple[str, float | None]:
-    """(verdict, difference in the paper's σ) of one number given our value."""
+def judge(number: Number, ours: float | None, lower_bound: bool = False) -> tuple[str, float | None]:
+    """(verdict, difference in the paper's σ) of one number given our value.
+
+    With ``lower_bound`` ours only bounds the true value from below (a run stopped on its budget):
+    the verdict is ``deviates`` when every value from ours up fails the rule, ``reproduced`` when
+    every one passes (``at_least``), and ``lower bound`` when it cannot be told."""
     sigmas = None if ours is None or number.std is None else (ours - number.paper) / number.std
     if ours is None or not np.isfinite(ours):
         return "missing", sigmas
-    return ("reproduced" if number.rule.holds(ours, number.paper, number.std) else "deviates"), sigmas
+    holds = number.rule.holds(ours, number.paper, number.std)
+    if not lower_bound:
+        return ("reproduced" if holds else "deviates"), sigmas
+    if number.rule.kind == "at_least":
+        return ("reproduced" if holds else "lower bound"), sigmas
+    return ("lower bound" if holds or ours < number.paper else "deviates"), sigmas
 
 
 def verdicts(study: Study, entries: dict[str, pd.DataFrame]) -> pd.DataFrame:
@@ -401,12 +417,13 @@ def verdicts(study: Study, entries: dict[str, pd.DataFrame]) -> pd.DataFrame:
                      if _same_label(r, number.row) and _same_label(c, number.col)]
             hit = stats.iloc[match[0]] if match else None
         ours = None if hit is None else float(hit["value"])
-        verdict, sigmas = judge(number, ours)
+        capped = 0 if hit is None else int(hit.get("capped", 0))
+        verdict, sigmas = judge(number, ours, lower_bound=table.capped == "lower_bound" and capped > 0)
         rows.append({"paper": study.paper, "table": number.table, "row": number.row, "col": number.col,
                      "metric": table.metric, "ours": ours,
                      "ours_std": None if hit is None else float(hit["std"]),
                      "seeds": 0 if hit is None else int(hit["seeds"]),
-                     "unconverged": 0 if hit is None else int(hit["unconverged"]),
+                     "unconverged": 0 if hit is None else int(hit["unconverged"]), "capped": capped,
                      "paper_value": number.paper, "paper_std": number.std, "rule": str(number.rule),
                      "sigmas": sigmas, "verdict": verdict, "where": number.where,
                      "explanation": number.explanation})
@@ -447,7 +464,7 @@ def tally(v: pd.DataFrame) -> str:
     """'k of n reproduced' (with deviating / missing counts)."""
     n = len(v)
     counts = v["verdict"].value_counts()
-    rest = ", ".join(f"{counts[s]} {s}" for s in ("deviates", "missing") if counts.get(s, 0))
+    rest = ", ".join(f"{counts[s]} {s}" for s in ("deviates", "lower bound", "missing") if counts.get(s, 0))
     return f"{counts.get('reproduced', 0)} of {n} reproduced" + (f" ({rest})" if rest else "")
 
 

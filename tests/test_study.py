@@ -83,6 +83,7 @@ def _bad(tmp_path, change):
     (lambda s: s["experiments"]["burg"].update(jobs=0), "experiments.burg.jobs"),
     (lambda s: s["tables"]["tiny_acc"].update({"from": ["nope"]}), "no experiment 'nope'"),
     (lambda s: s["tables"]["tiny_acc"].update(agg="median"), "tables.tiny_acc.agg"),
+    (lambda s: s["tables"]["tiny_acc"].update(capped="bound"), "tables.tiny_acc.capped"),
     (lambda s: s["tables"]["tiny_long"].update(rows="seed"), "give metric too"),
     (lambda s: s["figures"].update({"x.gif": {"from": ["burg"], "plot": {"metric": "nmi"}}}), "figures.x.gif"),
     (lambda s: s["figures"]["tiny_acc.png"].update(history={}), "exactly one of plot"),
@@ -140,6 +141,43 @@ def test_verdict_labels_match_as_numbers(tmp_path):
     v = verdicts(study, entries)
     assert v.loc[0, "verdict"] == "reproduced" and v.loc[0, "unconverged"] == 1
     assert "†" in verdict_table(v)
+
+
+@pytest.mark.parametrize("rule, ours, paper, verdict", [
+    (Rule("factor", 3), 10000, 6733.9, "lower bound"),      # the true count may be 10001 or 1e6
+    (Rule("factor", 3), 10000, 1000, "deviates"),            # every count from 10000 up is > 3 x 1000
+    (Rule("factor", 3), 100, 1000, "lower bound"),           # below the band, but the truth may be in it
+    (Rule("at_least"), 10000, 10000, "reproduced"),          # the paper's "> 10000"
+    (Rule("at_least"), 5000, 10000, "lower bound"),
+    (Rule("at_most"), 700, 600, "deviates"),
+    (Rule("sigma", 2), 1.05, 1.0, "lower bound"), (Rule("sigma", 2), 1.2, 1.0, "deviates"),
+])
+def test_a_capped_count_is_judged_as_a_lower_bound(rule, ours, paper, verdict):
+    from kernlearn_cli.study import Number
+    n = Number("t", 1, "x", paper, 0.05 if rule.kind == "sigma" else None, rule, "Table 1")
+    assert judge(n, ours, lower_bound=True)[0] == verdict
+    assert judge(n, ours)[0] == ("reproduced" if rule.holds(ours, paper, n.std) else "deviates")
+
+
+def test_capped_cells_make_lower_bounds_only_where_the_table_says_so(tmp_path):
+    """entry_stats counts the cells stopped on a budget; a `capped: lower_bound` table turns their
+    entries into lower bounds, a `capped: value` table (the default) judges them as they are."""
+    from kernlearn_cli.report import entry_stats
+
+    df = pd.DataFrame({"dataset": ["a", "a", "b"], "solver": ["s"] * 3, "iterations": [10000, 9000, 5000],
+                       "converged": [False, True, True], "cert_stopped_by": ["max_path_iter", "tolerance", "tolerance"]})
+    stats = entry_stats(df, "iterations", "dataset", "solver")
+    assert list(stats["capped"]) == [1, 0] and list(stats["unconverged"]) == [1, 0]
+    for capped, verdict in (("value", "reproduced"), ("lower_bound", "lower bound")):
+        spec = yaml.safe_load(yaml.safe_dump(STUDY))
+        spec["tables"]["tiny_acc"]["capped"] = capped
+        spec["numbers"] = [{"table": "tiny_acc", "row": "a", "col": "s", "paper": 6733.9, "rule": "factor 3",
+                            "where": "Table 4"},
+                           {"table": "tiny_acc", "row": "b", "col": "s", "paper": 6733.9, "rule": "factor 3",
+                            "where": "Table 4"}]
+        study = load_study(write_study(tmp_path / capped / "tinypaper", spec))
+        v = verdicts(study, {"tiny_acc": stats})
+        assert list(v["verdict"]) == [verdict, "reproduced"] and list(v["capped"]) == [1, 0]
 
 
 # ---- end to end -------------------------------------------------------------------------------
