@@ -37,19 +37,19 @@ def run(config: Path = typer.Argument(..., help="YAML experiment config."),
         force: bool = typer.Option(False, "--force", help="Rerun finished cells."),
         verbose: int = typer.Option(0, "--verbose", "-v", count=True, help="-v: solver iterations.")):
     """Run the cells of CONFIG (finished cells are skipped) and print the results table."""
-    from .runner import array_index_from_env, failed_error, run_config
+    from .runner import array_index_from_env, failed_error, finished_cells, run_config
 
     if array_index is None:
         array_index = array_index_from_env()
     out, failed = run_config(config, out, set_, seed, jobs=jobs, array_index=array_index,
                              cells_per_task=cells_per_task, force=force, verbose=verbose)
-    if failed:
-        raise failed_error(failed)
-    if array_index is None:
+    if array_index is None and len(failed) < len(finished_cells(out)) + len(failed):
         from .report import collect as collect_
 
-        _, md, _ = collect_([out])
+        _, md, _ = collect_([out])          # the finished cells, failed ones counted per row
         typer.echo(md)
+    if failed:
+        raise failed_error(failed)
 
 
 @app.command()
@@ -127,6 +127,9 @@ def collect(directories: List[Path] = typer.Argument(..., help="Results folder(s
                                              "unreadable (the tables are still written).")):
     """Aggregate per-cell records into tables (CSV, Markdown, LaTeX), mean ± std over seeds.
 
+    One folder: the tables go into it (or to --prefix).  Several folders: only to --prefix.  Settings
+    that differ between folders of one experiment (e.g. runs with different --set) are columns.
+
     Cells of the recorded grid that are not finished are counted per row (finished/expected) and
     named in one warning line."""
     from .report import check_marker, collect as collect_, fill_marker
@@ -137,6 +140,9 @@ def collect(directories: List[Path] = typer.Argument(..., help="Results folder(s
         check_marker(into, marker)
     _, md, done = collect_(directories, metric=metric, rows=rows, cols=cols, agg=agg, prefix=prefix)
     typer.echo(md)
+    if prefix is None and len(directories) > 1:
+        _echo_err(f"note: {len(directories)} folders: the table is printed, not written into any of them; "
+                  f"--prefix PATH writes PATH.csv, PATH.md and PATH.tex.")
     if into is not None:
         fill_marker(into, marker, md)
         _echo_err(f"filled <!-- kernlearn:{marker} --> in {into}")
@@ -215,8 +221,10 @@ def plot(directories: List[Path] = typer.Argument(..., help="Results folder(s) o
 
 @app.command("plot-history")
 def plot_history(directories: List[Path] = typer.Argument(..., help="Results folder(s) of experiments."),
-                 key: str = typer.Option("dual_objective", "--key", "-k",
-                                         help="History dataset of factors.h5 (e.g. dual_objective, dual_change)."),
+                 key: Optional[str] = typer.Option(None, "--key", "-k",
+                                                   help="History dataset of factors.h5 (e.g. dual_change, "
+                                                        "max_violation; default: the first of dual_objective, "
+                                                        "objective, dual_change, loss that every cell records)."),
                  mean: bool = typer.Option(False, "--mean", help="Mean ± std band per setting instead of one line per cell."),
                  logx: bool = typer.Option(False, "--logx", help="Logarithmic step axis."),
                  logy: bool = typer.Option(False, "--logy", help="Logarithmic value axis."),
@@ -227,8 +235,8 @@ def plot_history(directories: List[Path] = typer.Argument(..., help="Results fol
     from .report import check_figure_path, plot_history as plot_history_
 
     check_figure_path(output, "plot-history")
-    lines = plot_history_(directories, key, mean=mean, logx=logx, logy=logy, xlabel=xlabel, title=title,
-                          output=output)
+    lines, key = plot_history_(directories, key, mean=mean, logx=logx, logy=logy, xlabel=xlabel, title=title,
+                               output=output)
     typer.echo(str(output))
     _echo_err(f"{lines} line(s) of history '{key}'")
 
@@ -275,12 +283,16 @@ def datasets_fetch(name: str = typer.Argument(..., help="Catalogue dataset name.
 
 @datasets_app.command("verify")
 def datasets_verify(name: Optional[str] = typer.Argument(None, help="Catalogue dataset (default all).")):
-    """Check the sha256 of the files in the data home (exit status 1 if any file is corrupt)."""
+    """Check the sha256 of the files in the data home (exit status 1 if any file is corrupt).
+
+    A file not yet downloaded is reported ``not fetched``, or ``bundled (scikit-learn)`` for
+    iris and wine, which load without it; neither is an error."""
     from .data import catalogue
 
     rows = catalogue.verify(name)
+    width = max(len(row.file) for row in rows)
     for row in rows:
-        typer.echo(f"{row.dataset:<26} {row.file:<48} {row.status}")
+        typer.echo(f"{row.dataset:<26} {row.file:<{width}}  {row.status}")
     if any(row.status == "mismatch" for row in rows):
         raise typer.Exit(1)
 

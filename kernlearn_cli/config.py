@@ -39,7 +39,8 @@ from .registry import REGISTRIES, did_you_mean
 
 COMPONENTS = {"dataset": "datasets", "kernel": "kernels", "constraints": "constraints", "solver": "solvers"}
 TOP_KEYS = {"name", "seed", "grid", "description", "evaluate", *COMPONENTS}
-REQUIRED = ("name", "dataset", "kernel", "constraints", "solver")
+#: ``kernel`` is required too, unless the solver does not use K0 (then it is refused): :func:`bind_cell`.
+REQUIRED = ("name", "dataset", "constraints", "solver")
 #: Experiment names: a folder name inside results/ (so never '.', '..' or hidden).
 NAME = r"[A-Za-z0-9_+-][A-Za-z0-9_.+-]*"
 SEED_MAX = 2**63 - 1
@@ -286,14 +287,31 @@ def expand(cfg: dict) -> list[Cell]:
 
 
 def bind_cell(cell: Cell, where: str) -> dict:
-    """Resolve every component of a cell through its registry; returns name -> (entry, params)."""
+    """Resolve every component of a cell through its registry; returns name -> (entry, params).
+
+    ``kernel`` is bound only for a solver that uses the initial kernel K0, and is then required; a
+    solver registered with ``instead_of_kernel`` refuses it (it would be ignored), and ``bound`` has
+    no ``kernel``.
+    """
     cfg = cell.config
     bound = {}
     for comp, reg in COMPONENTS.items():
+        if comp == "kernel":
+            continue
         spec = dict(cfg[comp]) if isinstance(cfg[comp], dict) else cfg[comp]
         if comp == "constraints" and isinstance(spec, dict) and "reference" in spec:
             bound["reference"] = REGISTRIES["kernels"].bind(spec.pop("reference"), f"{where}: constraints.reference")
         bound[comp] = REGISTRIES[reg].bind(spec, f"{where}: {comp}")
+    solver = bound["solver"][0]
+    if solver.instead_of_kernel and "kernel" in cfg:
+        raise ConfigError(f"{where}: kernel: solver '{solver.name}' does not use an initial kernel K0 "
+                          f"({solver.instead_of_kernel}), so the key 'kernel' ({cfg['kernel']!r}) would be "
+                          "ignored; remove it (only the solvers that start from K0 take a 'kernel').")
+    if not solver.instead_of_kernel:
+        if "kernel" not in cfg:
+            raise ConfigError(f"{where}: missing required key 'kernel': solver '{solver.name}' starts from the "
+                              "initial kernel K0 it names (e.g. kernel: {name: linear}).")
+        bound["kernel"] = REGISTRIES["kernels"].bind(cfg["kernel"], f"{where}: kernel")
     bound["evaluate"] = [REGISTRIES["evaluators"].bind(spec, f"{where}: evaluate[{k}]")
                          for k, spec in enumerate(cfg.get("evaluate", []))]
     return bound

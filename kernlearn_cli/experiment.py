@@ -77,14 +77,32 @@ def blas_threads() -> int:
     return int(value) if value.isdigit() and int(value) > 0 else 1
 
 
+class NoKernel:
+    """Stands for the reference factor of a cell without a kernel: any use of it raises a
+    :class:`~kernlearn_cli.errors.ConfigError` with ``message``."""
+
+    def __init__(self, message: str):
+        self.message = message
+
+    def _refuse(self, *args, **kwargs):
+        raise ConfigError(self.message)
+
+    __getitem__ = __array__ = __matmul__ = __rmatmul__ = __len__ = _refuse
+
+    def __getattr__(self, name):
+        if name.startswith("__"):
+            raise AttributeError(name)
+        raise ConfigError(self.message)
+
+
 @dataclass
 class Prepared:
     """A cell resolved up to the solve: its components, data, initial factor and constraints."""
 
     bound: dict
     dataset: object
-    G0: np.ndarray
-    G_ref: np.ndarray
+    G0: np.ndarray | None          # None for a solver that does not use K0 (no ``kernel:``)
+    G_ref: np.ndarray | None
     constraints: object
     solver_extra: dict
 
@@ -101,9 +119,13 @@ def prepare(cell: Cell, where: str = "config") -> Prepared:
     ds_key = _key(*bound["dataset"])
     with threadpool_limits(limits=blas_threads()):
         ds = _load_dataset(ds_key)
-        G0 = _initial_factor(ds_key, _key(*bound["kernel"]))
+        G0 = _initial_factor(ds_key, _key(*bound["kernel"])) if "kernel" in bound else None
         G_ref = _initial_factor(ds_key, _key(*bound["reference"])) if "reference" in bound else G0
         gen, gen_params = bound["constraints"]
+        if G_ref is None:                # a generator that reads the kernel is told to name one
+            G_ref = NoKernel(f"{where}: constraints: generator '{gen.name}' sets its bounds from a kernel, but solver "
+                             f"'{bound['solver'][0].name}' takes no initial kernel (no 'kernel:'); give the generator "
+                             f"one: constraints: {{name: {gen.name}, reference: {{name: linear}}}}.")
         constraints = gen.func(ds, G_ref, rng=component_rng(cell.seed, STREAM_CONSTRAINTS), **gen_params)
     solver = bound["solver"][0]
     check_triplets(constraints, gen.name, solver.name, solver.triplets, where)
@@ -130,7 +152,7 @@ def check_cells(cells: list[Cell], where: str = "config") -> None:
     for cell in cells:
         label = cell.label(where)
         check_cell(cell, where)
-        key = json.dumps([cell.config[k] for k in ("dataset", "kernel", "constraints")], sort_keys=True,
+        key = json.dumps([cell.config.get(k) for k in ("dataset", "kernel", "constraints")], sort_keys=True,
                          default=str)
         if key in seen:
             continue
@@ -142,7 +164,7 @@ def check_cells(cells: list[Cell], where: str = "config") -> None:
 def warn_if_already_met(prep: Prepared, where: str) -> None:
     """Warn when K0 meets every pairwise constraint exactly, tr(K0 A_i) = b_i (nothing to learn)."""
     C = prep.constraints
-    if len(C) == 0 or C.has_triplets or prep.bound["solver"][0].name == "initial":   # a baseline keeps K0 by design
+    if len(C) == 0 or C.has_triplets or prep.G0 is None or prep.bound["solver"][0].name == "initial":  # a baseline keeps K0
         return
     if np.all(np.abs(C.values(prep.G0) - C.bound) <= 1e-9 * np.maximum(1.0, np.abs(C.bound))):
         gen = prep.bound["constraints"][0].name
@@ -193,8 +215,8 @@ def _run_cell(cell: Cell, out_dir: Path, *, where: str, force: bool, progress: C
     record = {
         "cell": cell.id, "index": cell.index, "experiment": cell.config["name"],
         "grid": cell.grid_values, "seed": cell.seed,
-        "dataset": ds_entry.name, "kernel": prep.bound["kernel"][0].name, "constraints_generator": gen.name,
-        "solver": solver.name, "n": ds.n, "rank0": int(prep.G0.shape[1]), "constraints": len(constraints),
+        "dataset": ds_entry.name, "kernel": prep.bound["kernel"][0].name if prep.G0 is not None else None, "constraints_generator": gen.name,
+        "solver": solver.name, "n": ds.n, "rank0": int(prep.G0.shape[1]) if prep.G0 is not None else None, "constraints": len(constraints),
         "objective": float(result.objective), "iterations": int(result.iterations),
         "converged": result.converged, "seconds": seconds, "metrics": metrics,
         "certificate": result.certificate, "info": result.info, "config": cell.config,
@@ -234,7 +256,10 @@ def warmup(names: Iterable[str]) -> Iterator[tuple[str, str, float]]:
         entry = solvers.get(name, "warmup")
         what = "imported: kernels compiled, or loaded from the cache"
         if NUMBA_SOLVERS[name] is not None:
-            cell = Cell(0, {**WARMUP_CELL, "constraints": NUMBA_SOLVERS[name], "solver": {"name": name}})
+            cfg = {**WARMUP_CELL, "constraints": NUMBA_SOLVERS[name], "solver": {"name": name}}
+            if entry.instead_of_kernel:                     # a solver that takes no initial kernel
+                del cfg["kernel"]
+            cell = Cell(0, cfg)
             prep = prepare(cell, "warmup")
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")              # a tiny problem need not converge

@@ -40,12 +40,16 @@ class Entry:
 
     ``triplets`` (solvers only) says whether the solver accepts triplet constraints
     (kind ``triplet``, Li et al. 2009); the runner refuses to hand triplets to one that does not.
+    ``instead_of_kernel`` (solvers only) is empty for a solver that starts from the initial kernel
+    K0 = G0 G0ᵀ of the config's ``kernel:``; for one that does not, it says in words what the solver
+    builds instead, and a config giving it a ``kernel:`` is refused (:func:`kernlearn_cli.config.bind_cell`).
     """
 
     name: str
     func: Callable
     summary: str
     triplets: bool = False
+    instead_of_kernel: str = ""
 
     def parameters(self) -> dict[str, inspect.Parameter]:
         return {p.name: p for p in inspect.signature(self.func).parameters.values()
@@ -64,7 +68,7 @@ class Registry:
         self._entries: dict[str, Entry] = {}
         self._builtins = builtins
 
-    def register(self, name: str, *, triplets: bool = False):
+    def register(self, name: str, *, triplets: bool = False, instead_of_kernel: str = ""):
         """Decorator registering ``func`` under ``name``.
 
         Parameters
@@ -73,12 +77,16 @@ class Registry:
             The name a config uses.
         triplets : bool
             For solvers: True when the solver accepts triplet constraints (``Constraints.k`` set).
+        instead_of_kernel : str
+            For solvers that do not use the initial kernel K0 (their ``G0`` argument is None): what
+            they build instead, in words, for the message refusing a config's ``kernel:``.
         """
         def deco(func):
             if name in self._entries or self._builtins.get(name, func.__module__) != func.__module__:
                 raise RuntimeError(f"{self.kind} '{name}' registered twice")
             doc = inspect.getdoc(func) or ""
-            self._entries[name] = Entry(name, func, doc.split("\n\n")[0].replace("\n", " "), triplets=triplets)
+            self._entries[name] = Entry(name, func, doc.split("\n\n")[0].replace("\n", " "), triplets=triplets,
+                                        instead_of_kernel=instead_of_kernel)
             return func
         return deco
 

@@ -17,6 +17,7 @@ import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Iterator
 
 import numpy as np
 import pandas as pd
@@ -115,14 +116,49 @@ def _expected_cells(root: Path) -> list:
         return []
 
 
+def _flat_settings(config: dict, grid_keys, prefix: str = "") -> Iterator[tuple[str, object]]:
+    """A cell config's settings as (dotted key, value), without its name, seed, grid and grid keys
+    (those are columns already); lists as JSON text."""
+    for key, value in config.items():
+        dotted = prefix + key
+        if (not prefix and key in ("name", "seed", "grid")) or any(dotted == g or dotted.startswith(g + ".")
+                                                                   for g in grid_keys):
+            continue
+        if isinstance(value, dict):
+            yield from _flat_settings(value, grid_keys, dotted + ".")
+        else:
+            yield dotted, json.dumps(value) if isinstance(value, list) else value
+
+
+def _differing_settings(rows: list[dict], settings: list[dict]) -> dict[str, list]:
+    """The settings that differ between cells of one experiment name (e.g. two folders of one config
+    run with different ``--set``), as columns: without them their rows would be averaged together.
+    A column whose values are not all numbers holds their text; an absent setting is ``–``."""
+    keys = sorted({k for s in settings for k in s})
+    out = {}
+    for key in keys:
+        values = [s.get(key, "–") for s in settings]
+        per_experiment: dict[str, set] = {}
+        for row, value in zip(rows, values):
+            per_experiment.setdefault(row["experiment"], set()).add(json.dumps(value, sort_keys=True, default=str))
+        if any(len(v) > 1 for v in per_experiment.values()):
+            numeric = all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values)
+            out[key] = values if numeric else [v if isinstance(v, str) else json.dumps(v, default=str) for v in values]
+    return out
+
+
 def load_records(roots: list[Path], command: str = "collect") -> tuple[pd.DataFrame, Completeness]:
     """All finished cells under ``roots`` as one row each, and what is missing (:class:`Completeness`).
 
     A cell is in the table when its ``record.json`` reads and has the record's keys; folders of
     the recorded grid without one are reported as missing, failed or unreadable, never a
     traceback.  Metrics that are lists (e.g. ``error_path``) stay in the records, out of the tables.
+    Settings that differ between cells of one experiment name outside its grid (folders of one
+    config run with different ``--set``) become columns (:func:`_differing_settings`), so their
+    cells are never averaged together.
     """
     rows, grid_keys, done = [], set(), Completeness()
+    settings = []
     pending = []
     for root in map(Path, roots):
         if not root.is_dir():
@@ -145,6 +181,7 @@ def load_records(roots: list[Path], command: str = "collect") -> tuple[pd.DataFr
                        **{k: rec[k] for k in (*SUMMARY, TIMING)},
                        **{k: v for k, v in rec["metrics"].items() if not isinstance(v, (list, dict))})
             rows.append(row)
+            settings.append(dict(_flat_settings(rec.get("config") or {}, rec["grid"])))
         expected = _expected_cells(root)
         done.expected += len(expected) + len(seen - {c.id for c in expected})
         for cell in expected:
@@ -155,8 +192,12 @@ def load_records(roots: list[Path], command: str = "collect") -> tuple[pd.DataFr
             done.problems.append((cell.id, state, why))
             pending.append({"experiment": cell.config["name"], **_grid_columns(cell.grid_values),
                             "solver": cell.config["solver"].get("name"), "dataset": cell.config["dataset"].get("name")})
+    differing = _differing_settings(rows, settings)
+    for key, values in differing.items():
+        for row, value in zip(rows, values):
+            row[key] = value
     df = pd.DataFrame(rows)
-    df.attrs["grid_keys"] = sorted(grid_keys)
+    df.attrs["grid_keys"] = sorted(grid_keys | set(differing))
     done.finished = len(df)
     done.pending = pd.DataFrame(pending)
     return df, done
@@ -412,10 +453,12 @@ def collect(roots: list[Path], *, metric: str | None = None, rows: str | None = 
 
     Without ``metric``: the long table (every metric, mean ± std), prefix ``<root>/table``,
     and the wall-clock times beside it (``<prefix>_timing`` or ``<root>/timing``).
-    With ``metric``: :func:`pivot`, prefix ``<root>/table_<metric>``.  Cells the recorded grids
-    expect but that are not finished show as finished / expected counts.
+    With ``metric``: :func:`pivot`, prefix ``<root>/table_<metric>``.  Several roots are written
+    only where ``prefix`` says (never into the first root's folder); without it nothing is written.
+    Cells the recorded grids expect but that are not finished show as finished / expected counts.
     Returns (table, its Markdown, :class:`Completeness`).
     """
+    write = prefix is not None or len(roots) == 1
     df, done = load_records(roots)
     if df.empty:
         raise KernlearnError(f"collect: no finished cells under {', '.join(map(str, roots))} (no readable "
@@ -425,16 +468,35 @@ def collect(roots: list[Path], *, metric: str | None = None, rows: str | None = 
         table = display(numeric)
         timing = summarize(df, timing=True, pending=done.pending)
         time_prefix = Path(f"{prefix}_timing") if prefix else Path(roots[0]) / "timing"
-        write_tables(display(timing), time_prefix, timing)
+        if write:
+            write_tables(display(timing), time_prefix, timing)
     else:
         numeric = table = pivot(df, metric, rows, cols, agg=agg, pending=done.pending)
     name = "table" if metric is None else f"table_{metric}" + ("" if agg == "mean" else f"_{agg}")
-    write_tables(table, prefix or Path(roots[0]) / name, numeric)
+    if write:
+        write_tables(table, prefix or Path(roots[0]) / name, numeric)
     return table, markdown(table), done
 
 
 def finish_figure(fig, ax, xlabel: str, ylabel: str, title: str | None, output: Path) -> None:
-    """Label, grid and title the axes, then save the figure atomically and close it."""
+    """Label, grid and title the axes, then save the figure atomically and close it.
+
+    The axes keep their size; the saved figure is cropped or widened to what is drawn, a legend
+    outside the axes (:func:`outside_legend`) included. The file holds no date (nor SVG's random
+    ids), so the same figure gives the same bytes.
+
+    Parameters
+    ----------
+    fig, ax : matplotlib Figure and Axes
+        The figure drawn and its one axes.
+    xlabel, ylabel : str
+        Axis labels.
+    title : str or None
+        Title above the axes (none when empty).
+    output : Path
+        Figure file; its extension (``.png``, ``.pdf``, ``.svg``) is the format.
+    """
+    import matplotlib
     import matplotlib.pyplot as plt
 
     ax.set_xlabel(xlabel)
@@ -444,16 +506,218 @@ def finish_figure(fig, ax, xlabel: str, ylabel: str, title: str | None, output: 
         ax.set_title(title)
     fig.tight_layout()
     output = Path(output)
+    fmt = output.suffix.lstrip(".").lower() or "png"
+    metadata = {"pdf": {"CreationDate": None}, "svg": {"Date": None}}.get(fmt)
+    legend = ax.get_legend()
     output.parent.mkdir(parents=True, exist_ok=True)
-    with atomic_path(output) as tmp:
-        fig.savefig(tmp, format=output.suffix.lstrip(".") or "png", dpi=120)
+    with atomic_path(output) as tmp, matplotlib.rc_context({"svg.hashsalt": "kernlearn"}):
+        fig.savefig(tmp, format=fmt, dpi=120, metadata=metadata, bbox_inches="tight",
+                    bbox_extra_artists=[legend] if legend else None)
     plt.close(fig)
+
+
+#: Greek letters a setting name may spell out; a legend shows the letter (``solver.gamma`` -> ``γ = 1``).
+GREEK = {"alpha": "α", "beta": "β", "gamma": "γ", "delta": "δ", "epsilon": "ε", "eta": "η", "lambda": "λ",
+         "lam": "λ", "mu": "μ", "rho": "ρ", "sigma": "σ", "tau": "τ"}
+#: Settings whose values are names (of an experiment, a solver, a dataset, a kernel): a legend shows the
+#: value alone, as it does for any ``*.name`` grid key.
+NAMED = {"experiment", "solver", "dataset", "kernel"}
+#: History datasets ``plot-history`` draws when no key is given, in this order: the first every cell
+#: records (DefiniteBoost's dual objective, ADMM's and TRIN's objective, Burg's and von Neumann's dual
+#: change, MEG's loss).
+HISTORY_KEYS = ("dual_objective", "objective", "dual_change", "loss")
+
+
+def _missing(value) -> bool:
+    """True for None or NaN (a setting a cell does not have)."""
+    return not isinstance(value, (tuple, list, dict)) and bool(pd.isna(value))
+
+
+def natural_key(value) -> tuple:
+    """Sort key of a setting value: numbers first, in numeric order, then text, then missing values.
+
+    Parameters
+    ----------
+    value : object
+        A setting value; numeric text (YAML reads ``1e-3`` as text) counts as a number.
+
+    Returns
+    -------
+    tuple
+        Keys that order 10, 30, 100 (never 10, 100, 30) and ``1e-3`` before ``0.1``.
+    """
+    if _missing(value):
+        return (2, 0.0, "")
+    try:
+        return (0, float(value), "")
+    except (TypeError, ValueError):
+        return (1, 0.0, str(value))
+
+
+def short_experiments(names) -> dict:
+    """Experiment names without the ``_``-separated words they all begin with.
+
+    Parameters
+    ----------
+    names : iterable of str
+        The experiment names of a figure's curves.
+
+    Returns
+    -------
+    dict
+        Each name to its short form (``kulis2006_fig1_digits_burg`` -> ``burg``); a name keeps at
+        least its last word.
+    """
+    words = {name: str(name).split("_") for name in names}
+    common = 0
+    if len(words) > 1:
+        shortest = min(len(w) for w in words.values())
+        while common < shortest - 1 and len({tuple(w[:common + 1]) for w in words.values()}) == 1:
+            common += 1
+    return {name: "_".join(w[common:]) for name, w in words.items()}
+
+
+def setting_text(key: str, value, experiments: dict | None = None) -> str | None:
+    """One setting as a legend shows it.
+
+    Parameters
+    ----------
+    key : str
+        Column of the setting (``solver.gamma``, ``dataset.name``, ``seed``, ...).
+    value : object
+        Its value.
+    experiments : dict, optional
+        Short experiment names (:func:`short_experiments`).
+
+    Returns
+    -------
+    str or None
+        A name alone (``chessboard``, ``burg``), a seed as ``seed 0``, anything else as
+        ``name = value`` with the last word of the key (``γ = 1``; ``constraints.count`` ->
+        ``constraints = 10``); None for a missing value.
+    """
+    if _missing(value):
+        return None
+    if key == "experiment":
+        return (experiments or {}).get(value, str(value))
+    if key == "seed":
+        return f"seed {value}"
+    text = f"{value:g}" if isinstance(value, (float, np.floating)) else str(value)
+    parts = key.split(".")
+    if key in NAMED or parts[-1] == "name":
+        return text
+    name = parts[-2] if parts[-1] == "count" and len(parts) > 1 else parts[-1]
+    return f"{GREEK.get(name, name)} = {text}"
+
+
+def distinguishing(df: pd.DataFrame, exclude=()) -> list[str]:
+    """The settings that tell the curves of a figure apart.
+
+    Each varying setting (:func:`setting_columns`; the seed and ``exclude`` aside, the experiment
+    last) is kept when it splits the cells further than the ones kept before it, so that a setting
+    equal for every curve, or one that only repeats another (``dataset.name`` and ``dataset``), or
+    an experiment name the other settings already tell apart, is left out.
+
+    Parameters
+    ----------
+    df : DataFrame
+        The cells of the figure, one row each.
+    exclude : collection of str
+        Columns that are not curve settings (the x axis).
+
+    Returns
+    -------
+    list of str
+        The columns, possibly empty (every cell has the same settings).
+    """
+    candidates = [k for k in setting_columns(df) if k not in {"seed", "experiment", *exclude}] + ["experiment"]
+    keys, groups = [], 1
+    for key in candidates:
+        n = df.groupby(keys + [key], dropna=False, sort=False).ngroups
+        if n > groups:
+            keys, groups = keys + [key], n
+    return keys
+
+
+def split_curves(df: pd.DataFrame, keys: list[str]) -> list[tuple[str, pd.DataFrame]]:
+    """The cells of a figure grouped into curves, labelled and in the natural order of their settings.
+
+    Parameters
+    ----------
+    df : DataFrame
+        The cells, one row each, with columns ``experiment``, ``solver`` and ``keys``.
+    keys : list of str
+        The settings of a curve (e.g. :func:`distinguishing`).
+
+    Returns
+    -------
+    list of (str, DataFrame)
+        Legend label (:func:`setting_text` of each key, joined by commas; the solver when no key
+        has a value) and rows of each curve, ordered by :func:`natural_key` of the values.
+    """
+    if not keys:
+        return [(", ".join(map(str, df["solver"].unique())), df)]
+    experiments = short_experiments(df["experiment"].unique())
+    curves = []
+    for values, part in df.groupby(keys, dropna=False, sort=False):
+        values = values if isinstance(values, tuple) else (values,)
+        texts = [t for t in (setting_text(k, v, experiments) for k, v in zip(keys, values)) if t is not None]
+        label = ", ".join(texts) or ", ".join(map(str, part["solver"].unique()))
+        curves.append((tuple(map(natural_key, values)), label, part))
+    return [(label, part) for _, label, part in sorted(curves, key=lambda c: c[0])]
+
+
+def seeds_text(n: int) -> str:
+    """``(1 seed)``, ``(3 seeds)``: how many cells a mean is over."""
+    return f"({n} seed{'' if n == 1 else 's'})"
+
+
+def outside_legend(ax, fontsize: float = 8) -> None:
+    """Put the legend to the right of the axes, clear of the data.
+
+    It stays out of ``tight_layout`` (the axes keep their size); :func:`finish_figure` widens the
+    saved figure to hold it.
+
+    Parameters
+    ----------
+    ax : matplotlib Axes
+        Axes whose labelled artists the legend lists.
+    fontsize : float
+        Font size of the entries.
+    """
+    legend = ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1), borderaxespad=0, fontsize=fontsize)
+    legend.set_in_layout(False)
 
 
 def plot_curves(df: pd.DataFrame, metric: str, x: str, by: str | None, *, loglog: bool = False,
                 logx: bool = False, title: str | None = None, output: Path) -> int:
-    """Mean of ``metric`` against ``x`` with ± std error bars, one curve per value of ``by``; points
-    that include a cell that did not converge are ringed in red. Returns the number of ringed points."""
+    """Draw the mean of ``metric`` against ``x`` with ± std error bars over seeds, one curve per setting.
+
+    Cells without an ``x`` value (e.g. K0 or a target kernel) are dashed horizontal baselines.
+    Points that include a cell that did not converge are ringed in red.
+
+    Parameters
+    ----------
+    df : DataFrame
+        The cells (:func:`load_records`).
+    metric, x : str
+        Columns of the y and x axes.
+    by : str or None
+        One curve per value of this column; None: one per combination of the settings that differ
+        between the cells (:func:`distinguishing`). Curves are labelled by those settings
+        (:func:`split_curves`) and drawn in numeric order.
+    loglog, logx : bool
+        Logarithmic axes.
+    title : str or None
+        Figure title.
+    output : Path
+        Figure file.
+
+    Returns
+    -------
+    int
+        The number of ringed points.
+    """
     import matplotlib
 
     matplotlib.use("Agg")
@@ -461,22 +725,20 @@ def plot_curves(df: pd.DataFrame, metric: str, x: str, by: str | None, *, loglog
 
     if df.empty:
         raise KernlearnError("plot: no finished cells.")
-    by = by or ("solver" if df["solver"].nunique() > 1 else "experiment")
     for key in (metric, x, by):
-        if key not in df.columns:
+        if key is not None and key not in df.columns:
             raise ConfigError(f"plot: no column '{key}'; valid: {', '.join(c for c in df.columns if c != 'cell')}.")
     fig, ax = plt.subplots(figsize=(5.5, 4))
-    baselines = df[df[x].isna()]           # cells without an x value (e.g. K0 or a target kernel)
+    baselines = df[df[x].isna()]
     if not baselines.empty:
-        keys = [k for k in setting_columns(baselines) if k != x]
-        for k, (label, part) in enumerate(baselines.groupby(keys, sort=True)):
-            name = ", ".join(map(str, label if isinstance(label, tuple) else (label,)))
-            ax.axhline(part[metric].mean(), ls="--", lw=1, color=f"C{7 + k % 3}", label=name)
+        for k, (label, part) in enumerate(split_curves(baselines, distinguishing(baselines, {x}))):
+            ax.axhline(part[metric].mean(), ls="--", lw=1, color=f"C{7 + k % 3}", label=label)
     ringed = 0
-    for label, part in df[df[x].notna()].groupby(by, sort=True):
+    points = df[df[x].notna()]
+    for label, part in split_curves(points, [by] if by else distinguishing(points, {x})):
         stats = part.groupby(x)[metric].agg(["mean", "std"]).sort_index()
         ax.errorbar(stats.index, stats["mean"], yerr=stats["std"].fillna(0), marker="o", ms=4, capsize=3,
-                    label=str(label))
+                    label=label)
         bad = (part["converged"] == False).groupby(part[x]).sum().reindex(stats.index).fillna(0) > 0  # noqa: E712
         if bad.any():
             ax.plot(stats.index[bad], stats["mean"][bad], ls="none", marker="o", ms=11, mfc="none", mec="red",
@@ -486,19 +748,81 @@ def plot_curves(df: pd.DataFrame, metric: str, x: str, by: str | None, *, loglog
         ax.set_xscale("log")
     if loglog:
         ax.set_yscale("log")
-    ax.legend(fontsize=8)
+    outside_legend(ax)
     finish_figure(fig, ax, x, metric, title, output)
     return ringed
 
 
-def plot_history(roots: list[Path], key: str = "dual_objective", *, mean: bool = False, logx: bool = False,
-                 logy: bool = False, xlabel: str = "step", title: str | None = None, output: Path) -> int:
+def history_key(histories: dict, key: str | None) -> str:
+    """The history dataset a ``plot-history`` figure draws.
+
+    Parameters
+    ----------
+    histories : dict
+        Each cell to (its factors file, the names of its history datasets).
+    key : str or None
+        The dataset asked for; None: the first of :data:`HISTORY_KEYS` that every cell records.
+
+    Returns
+    -------
+    str
+        The key.
+
+    Raises
+    ------
+    ConfigError
+        When a cell lacks ``key``, or no default is recorded by every cell; the message names the
+        datasets the files do hold.
+    """
+    common = set.intersection(*(set(names) for _, names in histories.values()))
+    if key is None:
+        key = next((k for k in HISTORY_KEYS if k in common), None)
+        if key is None:
+            raise ConfigError(f"plot-history: the cells record none of {', '.join(HISTORY_KEYS)}; the history "
+                              f"datasets every cell holds: {', '.join(sorted(common)) or '(none)'}; "
+                              f"name one with -k KEY.")
+        return key
+    for cell, (path, names) in histories.items():
+        if key not in names:
+            raise ConfigError(f"plot-history: cell {cell} ({path}) has no history '{key}'; its history datasets: "
+                              f"{', '.join(sorted(names)) or '(none)'}; every cell holds: "
+                              f"{', '.join(sorted(common)) or '(none)'}.")
+    return key
+
+
+def plot_history(roots: list[Path], key: str | None = None, *, mean: bool = False, logx: bool = False,
+                 logy: bool = False, xlabel: str = "step", title: str | None = None,
+                 output: Path) -> tuple[int, str]:
     """Draw the per-iteration history ``history/<key>`` of every finished cell against its index.
 
     Reads ``<cell>/factors.h5`` of each cell with a ``record.json`` under ``roots``. One line per
-    cell, labelled by its varying settings; with ``mean``, one line per setting (cells that differ
-    only in the seed) with a ± std band, shorter runs held at their last value. Returns the number
-    of lines drawn.
+    cell, labelled by the settings that differ between the cells and, unless all share one, its
+    seed (``chessboard, seed 0``); with ``mean``, one line per setting (cells that differ only in
+    the seed) with a ± std band, shorter runs held at their last value. Lines are in the numeric
+    order of the settings.
+
+    Parameters
+    ----------
+    roots : list of Path
+        Results folders.
+    key : str or None
+        History dataset; None: the first of :data:`HISTORY_KEYS` every cell records
+        (:func:`history_key`).
+    mean : bool
+        Mean ± std over seeds instead of one line per cell.
+    logx, logy : bool
+        Symmetric-log step axis, log value axis.
+    xlabel : str
+        Label of the x axis.
+    title : str or None
+        Figure title.
+    output : Path
+        Figure file.
+
+    Returns
+    -------
+    (int, str)
+        The number of lines drawn and the key drawn.
     """
     import h5py
     import matplotlib
@@ -511,59 +835,78 @@ def plot_history(roots: list[Path], key: str = "dual_objective", *, mean: bool =
         raise KernlearnError(f"plot-history: no finished cells under {', '.join(map(str, roots))}.")
     paths = {p.parent.name: p.parent / FACTORS
              for root in map(Path, roots) for p in sorted(root.rglob(RECORD))}
+    histories = {}
+    for cell in df["cell"]:
+        with h5py.File(paths[cell], "r") as f:
+            histories[cell] = (paths[cell], list(f.get("history", {})))
+    key = history_key(histories, key)
     curves = {}
     for cell in df["cell"]:
         with h5py.File(paths[cell], "r") as f:
-            hist = f.get("history")
-            if hist is None or key not in hist:
-                have = ", ".join(sorted(hist)) if hist is not None else "(none)"
-                raise ConfigError(f"plot-history: cell {cell} ({paths[cell]}) has no history '{key}'; "
-                                  f"its history datasets: {have}.")
-            curves[cell] = np.asarray(hist[key][()], dtype=np.float64)
-    settings = [k for k in setting_columns(df) if k != "seed"]
-    named = df.set_index("cell")[settings].astype(str)
-    labels = named.apply(lambda row: ", ".join(f"{k}={v}" for k, v in row.items()), axis=1) if settings else \
-        pd.Series(df["experiment"].values, index=df["cell"])
+            curves[cell] = np.asarray(f["history"][key][()], dtype=np.float64)
+    seeds = df["seed"].nunique() > 1
     fig, ax = plt.subplots(figsize=(5.5, 4))
     lines = 0
-    if mean:
-        for k, (label, cells) in enumerate(labels.groupby(labels, sort=True).groups.items()):
-            runs = [curves[c] for c in cells]
+    for k, (label, part) in enumerate(split_curves(df, distinguishing(df))):
+        if mean:
+            runs = [curves[c] for c in part["cell"]]
             length = max(len(r) for r in runs)
             stack = np.array([np.concatenate([r, np.full(length - len(r), r[-1] if len(r) else np.nan)])
                               for r in runs])
             m, s = stack.mean(axis=0), stack.std(axis=0)
             x = np.arange(length)
-            ax.plot(x, m, color=f"C{k % 10}", lw=1.2, label=f"{label} (n={len(runs)})")
+            ax.plot(x, m, color=f"C{k % 10}", lw=1.2, label=f"{label} {seeds_text(len(runs))}")
             ax.fill_between(x, m - s, m + s, color=f"C{k % 10}", alpha=0.2, lw=0)
             lines += 1
-    else:
-        for cell in df.sort_values(settings + ["seed"] if settings else ["seed"])["cell"]:
-            seed = df.loc[df["cell"] == cell, "seed"].iloc[0]
-            ax.plot(np.arange(len(curves[cell])), curves[cell], lw=1, label=f"{labels[cell]} (seed {seed})")
+            continue
+        for seed, cell in sorted(zip(part["seed"], part["cell"]), key=lambda sc: natural_key(sc[0])):
+            ax.plot(np.arange(len(curves[cell])), curves[cell], lw=1, label=f"{label}, seed {seed}" if seeds else label)
             lines += 1
     if logx:
         ax.set_xscale("symlog", linthresh=1)
     if logy:
         ax.set_yscale("log")
     if lines <= 12:
-        ax.legend(fontsize=7)
+        outside_legend(ax, fontsize=7)
     finish_figure(fig, ax, xlabel, key, title, output)
-    return lines
+    return lines, key
 
 
 def plot_paths(roots: list[Path], y: str, x: str, *, by: str | None = None, logx: bool = False,
                logy: bool = False, title: str | None = None, output: Path) -> int:
-    """Draw a per-cell list metric ``y`` against the list metric ``x`` of the same record (e.g. the
-    test error along a regularization path, ``error_path`` against ``gamma_path``): the mean over
-    seeds with ± std error bars, one curve per value of ``by`` (default: one per experiment); a curve
-    that includes a cell that did not converge is ringed in red. Returns the number of curves."""
+    """Draw a per-cell list metric ``y`` against the list metric ``x`` of the same record.
+
+    E.g. the test error along a regularization path, ``error_path`` against ``gamma_path``: the
+    mean over seeds with ± std error bars; a curve that includes a cell that did not converge is
+    ringed in red.
+
+    Parameters
+    ----------
+    roots : list of Path
+        Results folders.
+    y, x : str
+        List metrics of the records.
+    by : str or None
+        One curve per value of this grid key or record field, in numeric order; None: one per
+        experiment (named by its solver when there is one experiment).
+    logx, logy : bool
+        Log axes (x in base 2).
+    title : str or None
+        Figure title.
+    output : Path
+        Figure file.
+
+    Returns
+    -------
+    int
+        The number of curves.
+    """
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    curves: dict = {}
+    rows = []
     for root in map(Path, roots):
         for path in sorted(root.rglob(RECORD)):
             try:
@@ -575,17 +918,22 @@ def plot_paths(roots: list[Path], y: str, x: str, *, by: str | None = None, logx
                 have = ", ".join(k for k, v in metrics.items() if isinstance(v, list)) or "(none)"
                 raise ConfigError(f"plot path: cell {rec['cell']} ({path}) has no list metrics '{y}' and '{x}'; "
                                   f"its list metrics: {have}.")
-            label = str(rec["grid"].get(by, rec.get(by, rec["experiment"])) if by else rec["experiment"])
-            curves.setdefault(label, []).append((metrics[x], metrics[y], rec["converged"] is False))
-    if not curves:
+            rows.append({"experiment": rec["experiment"], "solver": rec["solver"],
+                         **({by: rec["grid"].get(by, rec.get(by))} if by else {}),
+                         "path": (metrics[x], metrics[y], rec["converged"] is False)})
+    if not rows:
         raise KernlearnError(f"plot path: no finished cells under {', '.join(map(str, roots))}.")
+    df = pd.DataFrame(rows)
+    curves = split_curves(df, [by] if by else (["experiment"] if df["experiment"].nunique() > 1 else []))
     fig, ax = plt.subplots(figsize=(5.5, 4))
-    for label, runs in sorted(curves.items()):
+    for label, part in curves:
+        runs = list(part["path"])
         xs = np.asarray(runs[0][0], dtype=float)
         if any(len(r[0]) != len(xs) or not np.allclose(r[0], xs) for r in runs):
             raise KernlearnError(f"plot path: the cells of '{label}' have different '{x}' paths; a mean needs one.")
         ys = np.array([r[1] for r in runs], dtype=float)
-        ax.errorbar(xs, ys.mean(0), yerr=ys.std(0), marker="o", ms=4, capsize=3, label=f"{label} (n={len(runs)})")
+        ax.errorbar(xs, ys.mean(0), yerr=ys.std(0), marker="o", ms=4, capsize=3,
+                    label=f"{label} {seeds_text(len(runs))}")
         if any(r[2] for r in runs):
             ax.plot(xs, ys.mean(0), ls="none", marker="o", ms=11, mfc="none", mec="red", mew=1.2,
                     label=f"{MARK} not converged (certificate not met)")
@@ -593,7 +941,6 @@ def plot_paths(roots: list[Path], y: str, x: str, *, by: str | None = None, logx
         ax.set_xscale("log", base=2)
     if logy:
         ax.set_yscale("log")
-    ax.legend(fontsize=8)
+    outside_legend(ax)
     finish_figure(fig, ax, x, y, title, output)
     return len(curves)
-

@@ -92,10 +92,11 @@ def run_local(study: Study, layout: Layout, *, quick: bool, jobs: int, echo) -> 
     from .solvers.protocol import ConvergenceWarning
 
     failed = []
-    for e in study.selected(quick):
+    experiments = study.selected(quick)
+    for k, e in enumerate(experiments, 1):
         out = layout.out(study, e.name)
         start = time.perf_counter()
-        echo(f"[{study.paper}] {e.name} ...")
+        echo(f"[{study.paper}] {e.name} (experiment {k} of {len(experiments)}) ...")
         with environment(e.env), warnings.catch_warnings():
             warnings.simplefilter("ignore", ConvergenceWarning)      # counted below, and marked † in every table
             _, bad = run_config(e.config, out, overrides(e, quick), jobs=min(jobs, e.jobs or jobs), per_cell=False)
@@ -198,7 +199,7 @@ def build(study: Study, layout: Layout, echo) -> pd.DataFrame:
             plot_curves(df, opts.pop("metric"), opts.pop("x", "constraints.count"), opts.pop("by", None),
                         title=f.title or None, output=output, **opts)
         elif f.kind == "history":
-            plot_history(roots, opts.pop("key", "dual_objective"), title=f.title or None, output=output, **opts)
+            plot_history(roots, opts.pop("key", None), title=f.title or None, output=output, **opts)
         else:
             plot_paths(roots, opts.pop("y"), opts.pop("x"), title=f.title or None, output=output, **opts)
     v = verdicts(study, entries)

@@ -133,47 +133,76 @@ def release_folder(out: Path) -> None:
         pass
 
 
-def _run_one(cell: Cell, out: Path, where: str, force: bool, verbose: bool):
-    """Worker entry point: (cell, record | None, error message | None)."""
+def _run_one(cell: Cell, out: Path, where: str, force: bool, progress):
+    """Worker entry point: (cell, record | None, error message | None).
+
+    An error of the cell's own data (:class:`~kernlearn_cli.errors.DataError`: its constraints, its
+    seed's draw; :class:`~kernlearn_cli.errors.InfeasibleError`, :class:`~kernlearn_cli.errors.SolverError`:
+    the solver's verdict on them) fails the cell with ``failed.json``, and the others run.  A
+    :class:`~kernlearn_cli.errors.ConfigError` (a setting the solver refuses) stops the run, naming the
+    cell.  ``progress``: the ``-v`` callback, or True in a worker process (lines,
+    :class:`~kernlearn_cli.progress.IterationLines`), or None.
+    """
     from .experiment import run_cell
+    from .progress import IterationLines
 
-    def progress(step, /, **metrics):
-        """Solver callback (solver protocol): ``callback(step, name=value, ...)``."""
-        print(f"    [{cell.index}] iter {step:5d}  " + "  ".join(f"{k.replace('_', ' ')} {v:.3e}"
-                                                             for k, v in metrics.items()), flush=True)
-
+    if progress is True:
+        progress = IterationLines(cell.id, iteration_limit(cell))
     try:
-        return cell, run_cell(cell, out, where=where, force=force, progress=progress if verbose else None), None
-    except (InfeasibleError, SolverError) as exc:
-        kind = "infeasible (certified)" if isinstance(exc, InfeasibleError) else "solver breakdown"
+        return cell, run_cell(cell, out, where=where, force=force, progress=progress), None
+    except ConfigError as exc:
+        raise ConfigError(f"{cell.label(where)}, seed {cell.seed}: {exc}") from None
+    except KernlearnError as exc:
+        kind = ("infeasible (certified)" if isinstance(exc, InfeasibleError) else
+                "solver breakdown" if isinstance(exc, SolverError) else "data error")
         error = f"{kind}: {exc}"
         if cell_state(Path(out) / cell.id)[0] != "finished":      # a finished cell rerun with --force keeps its result
-            write_failure(Path(out) / cell.id, {"cell": cell.id, "index": cell.index, "kind": kind, "error": str(exc),
-                                                "certificate": getattr(exc, "certificate", {})})
+            write_failure(Path(out) / cell.id, {"cell": cell.id, "index": cell.index, "seed": cell.seed, "kind": kind,
+                                                "error": str(exc), "certificate": getattr(exc, "certificate", {})})
         return cell, None, error
+    finally:
+        if hasattr(progress, "done"):
+            progress.done()
+
+
+def iteration_limit(cell: Cell) -> int | None:
+    """The cell's solver iteration limit (its setting, else the solver's default), for ``k of max``."""
+    from .progress import iteration_limit as limit
+    from .registry import solvers
+
+    settings = dict(cell.config["solver"])
+    try:
+        defaults = solvers.get(settings["name"]).parameters()
+    except KernlearnError:
+        return None
+    return limit({**{k: p.default for k, p in defaults.items()}, **settings})
 
 
 def run_cells(cells: list[Cell], out: Path, *, where: str, jobs: int = 1, force: bool = False,
-              verbose: bool = False) -> Iterator[tuple[Cell, dict | None, str | None]]:
+              progress=None) -> Iterator[tuple[Cell, dict | None, str | None]]:
     """Run cells (skipping finished ones), in ``jobs`` worker processes; yield results as they finish.
 
     Finished cells are rerun (and replaced atomically) when ``force`` is set.
     Each yielded triple is (cell, record or None if it was already finished, error
-    message if its constraints were certified infeasible or the solver broke down numerically).  Other errors (bad config, data)
-    propagate at once.  Every cell limits BLAS to ``KERNLEARN_BLAS_THREADS`` threads
-    (default 1), so N workers do not oversubscribe the cores and a cell gives the
-    same bits whichever process runs it.
+    message if the cell failed: its constraints certified infeasible, a numerical breakdown, or
+    its own data refused -- each written to the cell's ``failed.json``; the other cells still run).
+    ``progress``: a :class:`~kernlearn_cli.progress.RunProgress` whose ``-v`` iteration callbacks
+    the cells get (with workers: lines), or None.  Every cell limits BLAS to
+    ``KERNLEARN_BLAS_THREADS`` threads (default 1), so N workers do not oversubscribe the cores
+    and a cell gives the same bits whichever process runs it.
     """
     if jobs < 1:
         raise ConfigError(f"--jobs must be >= 1, got {jobs}.")
+    verbose = progress is not None and progress.verbose
     if jobs == 1 or len(cells) <= 1:
         for cell in cells:
-            yield _run_one(cell, out, where, force, verbose)
+            yield _run_one(cell, out, where, force, progress.iterations(cell, iteration_limit(cell)) if verbose
+                           else None)
         return
     # fork (where available) starts workers with everything already imported and compiled
     ctx = get_context("fork" if "fork" in get_all_start_methods() else "spawn")
     with ProcessPoolExecutor(max_workers=min(jobs, len(cells)), mp_context=ctx) as pool:
-        futures = [pool.submit(_run_one, cell, out, where, force, verbose) for cell in cells]
+        futures = [pool.submit(_run_one, cell, out, where, force, True if verbose else None) for cell in cells]
         try:
             for fut in as_completed(futures):
                 yield fut.result()
@@ -211,41 +240,29 @@ def run_config(config: Path, out: Path | None, overrides: Sequence[str], seed: i
 def failed_error(failed: list[str]) -> KernlearnError:
     """The error ``kernlearn run`` exits with when cells failed (``failed`` as ``run_config`` returns it)."""
     return KernlearnError(f"{len(failed)} cell(s) failed and wrote no result (each reason is in its "
-                          f"failed.json; the other cells are finished); the first: {failed[0]}")
+                          f"failed.json; the other cells are finished and in the table); the first: {failed[0]}")
 
 
 def run_with_progress(cfg: dict, cells, out: Path, where: str, *, jobs: int, force: bool, verbose: int,
                       per_cell: bool = True) -> list[str]:
-    """Run the cells with a progress bar and (``per_cell``) one line per cell; returns the failed cells."""
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
-
+    """Run the cells with progress (:class:`~kernlearn_cli.progress.RunProgress`: a bar on a terminal,
+    lines in a log, one line on Ctrl-C) and (``per_cell``) one line per cell; returns the failed cells."""
+    from .progress import RunProgress
     from .report import convergence
 
-    done = skipped = 0
-    failed: list[str] = []
-    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn())
-    with Progress(*columns, transient=True, disable=not sys.stderr.isatty()) as bar:
-        task = bar.add_task(cfg["name"], total=len(cells))
-        for cell, record, error in run_cells(cells, out, where=where, jobs=jobs, force=force,
-                                             verbose=bool(verbose)):
-            bar.advance(task)
-            if error is not None:     # certified infeasible, or a numerical breakdown; the others still run
-                failed.append(f"[{cell.index}] {cell.id}: {error}")
-                bar.console.print(f"[{cell.index}] {cell.id}: FAILED ({error.split(':')[0]}), reason in "
-                                  f"{out / cell.id / 'failed.json'}", highlight=False, soft_wrap=True)
-            elif record is None:
-                skipped += 1
-            else:
-                done += 1
-                if not per_cell and not verbose:
-                    continue
-                metrics = "  ".join(f"{k}={v:.4f}" for k, v in record["metrics"].items()
-                                    if not k.endswith("_std") and isinstance(v, (int, float)))
-                bar.console.print(f"[{cell.index}] {cell.id}: {record['solver']} {record['iterations']} it "
-                                  f"{record['seconds']:.2f}s {convergence(record)}  {metrics}", highlight=False,
-                                  soft_wrap=True)
-    print(f"{done} cell(s) run, {skipped} already finished, {len(failed)} failed, results in {out}", file=sys.stderr)
-    return failed
+    def describe(record: dict) -> str:
+        metrics = "  ".join(f"{k}={v:.4f}" for k, v in record["metrics"].items()
+                            if not k.endswith("_std") and isinstance(v, (int, float)))
+        return (f"{record['solver']} {record['iterations']} it {record['seconds']:.2f}s {convergence(record)}"
+                f"  {metrics}")
+
+    with RunProgress(cfg["name"], len(cells), per_cell=per_cell, verbose=bool(verbose)) as progress:
+        for cell, record, error in run_cells(cells, out, where=where, jobs=jobs, force=force, progress=progress):
+            progress.cell(cell, record, error, describe)
+    print(f"{progress.run} cell(s) run, {progress.skipped} already finished, {len(progress.failed)} failed, "
+          f"results in {out}" + (f"; each failure's reason is in its cell's failed.json" if progress.failed else ""),
+          file=sys.stderr)
+    return progress.failed
 
 
 def directive_value(value: str) -> str:

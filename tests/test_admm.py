@@ -209,7 +209,7 @@ def test_cli_run_writes_what_the_objective_needs(tmp_path):
     from conftest import kernlearn
 
     cfg = {"name": "admm_cli", "seed": 0, "dataset": {"name": "chessboard", "n": 40},
-           "kernel": {"name": "linear"}, "constraints": {"name": "must_cannot"},
+           "constraints": {"name": "must_cannot"},
            "solver": {"name": "admm", "gamma": 2.0, "max_iter": 300},
            "evaluate": [{"name": "pairwise_accuracy"}]}
     path = tmp_path / "admm.yaml"

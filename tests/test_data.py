@@ -127,13 +127,36 @@ def test_fetch_keeps_verified_file_and_verify(home, monkeypatch):
         f._replace(url="file:///nonexistent/" + f.filename) for f in catalogue.CATALOGUE["sonar"]))
     assert catalogue.fetch("sonar") == paths  # present and verified: no source needed
     assert {r.status for r in catalogue.verify("sonar")} == {"ok"}
-    assert {r.status for r in catalogue.verify() if r.dataset == "glass"} == {"missing"}
+    assert {r.status for r in catalogue.verify() if r.dataset == "glass"} == {
+        "not fetched (kernlearn datasets fetch glass)"}
     assert len(catalogue.verify()) == sum(len(f) for f in catalogue.CATALOGUE.values())
     paths["sonar.all-data"].write_text("tampered")
     assert catalogue.verify("sonar")[0].status == "mismatch"
     with pytest.raises(DataError, match="KERNLEARN_DATA_MIRROR") as err:
         catalogue.fetch("sonar")
     assert "nowhere" in str(err.value) and "file:///nonexistent/sonar.all-data" in str(err.value)
+
+
+def test_verify_unfetched_and_bundled_are_not_missing(empty_home, inproc):
+    """Files not downloaded yet are 'not fetched', iris and wine (loaded from scikit-learn) 'bundled'."""
+    assert {r.status for r in catalogue.verify("iris")} == {"bundled (scikit-learn)"}
+    assert {r.status for r in catalogue.verify("glass")} == {"not fetched (kernlearn datasets fetch glass)"}
+    code, out, err = inproc("datasets", "verify")
+    assert code == 0 and err == "" and "missing" not in out
+    lines = out.splitlines()
+    assert len(lines) == sum(len(f) for f in catalogue.CATALOGUE.values())
+    assert any(line.split()[:2] == ["wine", "wine/wine.data"] and line.endswith("  bundled (scikit-learn)")
+               for line in lines)
+    assert any(line.split()[:2] == ["sonar", "sonar/sonar.all-data"]
+               and line.endswith("  not fetched (kernlearn datasets fetch sonar)") for line in lines)
+
+
+def test_verify_fetched_bundled_files_checked(home, inproc):
+    catalogue.fetch("iris")
+    assert {r.status for r in catalogue.verify("iris")} == {"ok"}
+    (home / "iris" / "iris.names").write_text("tampered")
+    code, out, _ = inproc("datasets", "verify", "iris")
+    assert code == 1 and out.splitlines()[-1].split() == ["iris", "iris/iris.names", "mismatch"]
 
 
 def test_tampered_mirror_rejected(home, tmp_path, monkeypatch):

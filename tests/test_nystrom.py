@@ -113,7 +113,7 @@ def test_embed_maps_training_points_to_their_rows(tmp_path):
     ds = _ds(n=80)
     np.save(tmp_path / "X.npy", ds.X[:10])
     cfg = {"name": "ny", "seed": 0, "dataset": {"name": "two_gaussians", "n": 80, "dim": 4},
-           "kernel": {"name": "linear"}, "constraints": {"name": "labeled_subset", "count": 16},
+           "constraints": {"name": "labeled_subset", "count": 16},
            "solver": {"name": "nystrom_prior", "landmarks": 10, "lam": [0.1, 1.0]},
            "evaluate": [{"name": "svm_accuracy"}, {"name": "alignment"}]}
     (tmp_path / "ny.yaml").write_text(yaml.safe_dump(cfg))

@@ -11,20 +11,56 @@ from ..registry import constraints
 from ..types import KIND_CODE, PAIR_KINDS, Constraints
 
 
-def sample_pairs(n: int, count: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
-    """``count`` distinct unordered pairs i < j drawn uniformly without replacement."""
+def sample_pairs(n: int, count: int, rng: np.random.Generator, keep=None) -> tuple[np.ndarray, np.ndarray]:
+    """``count`` distinct unordered pairs i < j drawn uniformly without replacement.
+
+    ``keep(i, j)`` (optional) returns a boolean mask of the pairs that may be used; a drawn pair
+    it refuses is replaced by further draws among the pairs not drawn yet, so the result is
+    uniform over the admissible pairs, and a draw with no refused pair is the draw without
+    ``keep`` (same pairs, same order).
+
+    Raises
+    ------
+    ConfigError
+        ``count`` exceeds the number of (admissible) pairs.
+    """
     total = n * (n - 1) // 2
     if count > total:
         raise ConfigError(f"constraints.count = {count} exceeds the {total} distinct pairs of {n} points.")
     if total <= 5_000_000:
         iu, ju = np.triu_indices(n, k=1)
+        drawn = np.zeros(total, dtype=bool)
         pick = rng.choice(total, size=count, replace=False)
+        chosen = []
+        while True:
+            drawn[pick] = True
+            chosen.append(pick if keep is None else pick[keep(iu[pick], ju[pick])])
+            short = count - sum(map(len, chosen))
+            if short == 0:
+                break
+            rest = np.flatnonzero(~drawn)
+            if rest.size == 0:
+                raise ConfigError(f"constraints.count = {count} exceeds the {count - short} usable pairs "
+                                  f" of {n} points (pairs of coincident points carry no bound).")
+            pick = rng.choice(rest, size=min(short, rest.size), replace=False)
+        pick = np.concatenate(chosen)
         return iu[pick], ju[pick]
     seen: dict[tuple[int, int], None] = {}
+    refused: set[tuple[int, int]] = set()
     while len(seen) < count:
+        if len(seen) + len(refused) >= total:
+            raise ConfigError(f"constraints.count = {count} exceeds the {len(seen)} usable pairs of {n} points "
+                              f"(pairs of coincident points carry no bound).")
         a, b = rng.integers(0, n, size=2)
-        if a != b:
-            seen.setdefault((min(a, b), max(a, b)))
+        if a == b:
+            continue
+        pair = (min(a, b), max(a, b))
+        if pair in seen or pair in refused:
+            continue
+        if keep is None or keep(np.array([pair[0]]), np.array([pair[1]]))[0]:
+            seen[pair] = None
+        else:
+            refused.add(pair)
     ij = np.array(list(seen), dtype=np.int64)
     return ij[:, 0], ij[:, 1]
 
@@ -39,7 +75,9 @@ def _labelled_pairs(ds, G_ref, rng, count: int, epsilon: float, name: str) -> Co
         raise DataError(f"constraint generator '{name}' needs class labels, but dataset '{ds.name}' has none.")
     if count < 1:
         raise ConfigError(f"constraints.count must be >= 1, got {count}.")
-    i, j = sample_pairs(ds.n, count, rng)
+    # coincident points (distance 0 under the reference, e.g. iris rows 101 and 142) give a bound of 0:
+    # met by every kernel that keeps them coincident, refused by the slack solvers; draw others instead
+    i, j = sample_pairs(ds.n, count, rng, keep=lambda i, j: _squared_distances(G_ref, i, j) > 0)
     b = _squared_distances(G_ref, i, j)
     same = ds.y[i] == ds.y[j]
     kind = np.where(same, KIND_CODE["dist_le"], KIND_CODE["dist_ge"])
@@ -52,7 +90,9 @@ def random_pairs(ds, G_ref, *, rng, count: int = 100) -> Constraints:
     """Random labelled pairs, Kulis et al. Sec. 6 (GyrB): same class d(i,j) <= b, else d(i,j) >= b.
 
     b is the squared feature-space distance under the reference kernel.  Pairs
-    are ``count`` distinct unordered pairs drawn uniformly, seeded by the cell's seed.
+    are ``count`` distinct unordered pairs drawn uniformly, seeded by the cell's seed, among the
+    pairs of points that do not coincide under the reference (a pair at distance 0 has bound 0,
+    which every kernel keeping the two points together meets and no slack solver accepts).
 
     The reference must differ from the initial kernel: with the default (the reference *is*
     the initial kernel) every bound equals the current distance, K0 already meets every
@@ -72,7 +112,8 @@ def idealized_pairs(ds, G_ref, *, rng, count: int = 100, epsilon: float = 0.25) 
     """Random labelled pairs pushed toward an ideal kernel (Kulis et al. Sec. 6, Digits).
 
     Same class d(i,j) <= (1 - epsilon) b, different class d(i,j) >= (1 + epsilon) b,
-    b the reference squared distance.
+    b the reference squared distance; pairs of coincident points are not drawn (as in
+    :func:`random_pairs`).
     """
     if not 0 <= epsilon < 1:
         raise ConfigError(f"constraints.epsilon must be in [0, 1), got {epsilon}.")

@@ -106,17 +106,123 @@ def check_kernel(K: np.ndarray, where: str) -> np.ndarray:
     return K
 
 
-def encode_labels(labels, where: str) -> tuple[np.ndarray, list]:
-    """Map labels to codes 0..C-1 in sorted order of the unique labels.
+def is_number(cell) -> bool:
+    """True when the string ``cell`` reads as a number (as :func:`float` reads it; numpy's
+    conversion of strings to float64 reads the same strings)."""
+    try:
+        float(cell)
+        return True
+    except ValueError:
+        return False
 
-    Strings that all read as integers (``"2"``, ``"+1"``) or floats with integral
-    values become ints, so numeric class names sort numerically.
+
+def label_lines(text: str, where: str) -> np.ndarray:
+    """The labels of a label file's text: one per line, stripped of surrounding whitespace.
+
+    Every line up to the last non-blank one must hold a label, so that label ``i``
+    (0-based) is on line ``i + 1``; blank lines at the end of the file (and a final
+    newline) are ignored.
+
+    Parameters
+    ----------
+    text : str
+        The file's text.
+    where : str
+        The file, named in errors.
+
+    Returns
+    -------
+    numpy.ndarray
+        The labels, a 1-D array of strings.
+
+    Raises
+    ------
+    DataError
+        At the first blank line before the last label, naming its 1-based line.
+    """
+    lines = [line.strip() for line in text.splitlines()]
+    while lines and not lines[-1]:
+        lines.pop()
+    if "" in lines:
+        raise DataError(f"{where}: line {lines.index('') + 1} is blank; a label file holds one label per "
+                        f"line, in row order, with no blank lines (only blank lines after the last label "
+                        f"are ignored). Remove the line, or put the missing label on it.")
+    return np.array(lines, dtype=str)
+
+
+def _position(i: int, lines: bool) -> str:
+    """Where label ``i`` (0-based) is: its 1-based line in a label file, else its index."""
+    return f"line {i + 1}" if lines else f"label {i} (0-based)"
+
+
+def _check_one_kind(a: np.ndarray, where: str, lines: bool) -> None:
+    """Raise :class:`DataError` unless the string labels ``a`` are all numbers or all non-numbers.
+
+    The minority kind is reported: a first label that is the only non-number is taken
+    for a header, any other for a typo.
+    """
+    numeric = np.array([is_number(v) for v in a.tolist()], dtype=bool)
+    if numeric.all() or not numeric.any():
+        return
+    numbers = numeric.sum() >= (~numeric).sum()  # the kind of the majority; numbers on a tie
+    odd = np.flatnonzero(~numeric if numbers else numeric)
+    i = int(odd[0])
+    value = a[i].decode(errors="replace") if isinstance(a[i], bytes) else str(a[i])
+    kind, others = ("is not a number", "are numbers") if numbers else ("is a number", "are not")
+    if odd.size == 1:
+        said = f"{_position(i, lines)}: {value!r} {kind}, while the other {a.size - 1} labels {others}"
+    else:
+        at = ", ".join(_position(j, lines) for j in odd[:5]) + (", ..." if odd.size > 5 else "")
+        said = (f"{_position(i, lines)}: {value!r} {kind}, while {a.size - odd.size} of the {a.size} "
+                f"labels {others} (the {odd.size} odd ones: {at})")
+    if odd.size == 1 and i == 0 and numbers:
+        raise DataError(f"{where}: {said}: it looks like a header; remove it (label files have no header "
+                        f"line: every line is a label).")
+    raise DataError(f"{where}: {said}. Labels must be all numbers or all names; fix or remove the odd label.")
+
+
+def _check_count(m: int, n: int, where: str, lines: bool) -> None:
+    """Raise :class:`DataError` unless there are as many labels, ``m``, as points, ``n``."""
+    if m > n:
+        raise DataError(f"{where}: {m} labels for {n} points; {_position(n, lines)} holds the first extra "
+                        f"label. Give exactly one label per point, in row order.")
+    if m < n:
+        raise DataError(f"{where}: {m} labels for {n} points; the labels stop at {_position(m - 1, lines)}, "
+                        f"so the last {n - m} point(s) have none. Give exactly one label per point, in row order.")
+
+
+def encode_labels(labels, where: str, n: int | None = None, *, lines: bool = False) -> tuple[np.ndarray, list]:
+    """Check labels and map them to codes 0..C-1 in sorted order of the unique labels.
+
+    String labels must be all numbers or all non-numbers: a lone non-number among
+    numbers is a typo, or a header when it comes first, and is an error naming its
+    position and value. Strings that all read as integers (``"2"``, ``"+1"``) or
+    floats with integral values become ints, so numeric class names sort numerically.
+
+    Parameters
+    ----------
+    labels : array_like
+        n labels (integers, floats with integral values, or strings); an (n, 1) or
+        (1, n) array is flattened.
+    where : str
+        The dataset or file, named in errors.
+    n : int, optional
+        The number of points; when given, there must be exactly one label per point.
+    lines : bool
+        True when label ``i`` was read from line ``i + 1`` of a text file
+        (:func:`label_lines`): errors then name 1-based lines, else 0-based indexes.
 
     Returns
     -------
     codes : int64 array (n,)
     classes : list
         The original label of each code, as plain Python values.
+
+    Raises
+    ------
+    DataError
+        Labels of both kinds, a count other than ``n``, a NaN or infinite label, or
+        labels that are not a non-empty 1-D list of integers or strings.
     """
     a = np.asarray(labels)
     if a.ndim == 2 and 1 in a.shape:
@@ -125,6 +231,10 @@ def encode_labels(labels, where: str) -> tuple[np.ndarray, list]:
         raise DataError(f"{where}: labels must be a non-empty list of n values, got shape {a.shape}.")
     if a.dtype.kind in "US":
         a = np.char.strip(a)
+        _check_one_kind(a, where, lines)
+    if n is not None:
+        _check_count(a.size, n, where, lines)
+    if a.dtype.kind in "US":
         for kind in (np.int64, np.float64):
             try:
                 a = a.astype(kind)
@@ -133,7 +243,7 @@ def encode_labels(labels, where: str) -> tuple[np.ndarray, list]:
                 pass
     if a.dtype.kind == "f":
         if not np.isfinite(a).all():
-            raise DataError(f"{where}: label {int(np.argmin(np.isfinite(a)))} (0-based) is NaN or infinite.")
+            raise DataError(f"{where}: {_position(int(np.argmin(np.isfinite(a))), lines)} is NaN or infinite.")
         if np.array_equal(a, np.round(a)):
             a = a.astype(np.int64)
     elif a.dtype.kind not in "iubUS":

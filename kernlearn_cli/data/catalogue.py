@@ -21,7 +21,7 @@ from typing import NamedTuple
 
 from ..errors import ConfigError, DataError
 from ..io import temp_beside
-from ..registry import did_you_mean
+from ..registry import BUILTINS, did_you_mean
 
 #: Seconds to wait for a download source to answer.
 TIMEOUT = 60
@@ -41,7 +41,8 @@ class File(NamedTuple):
 
 
 class Check(NamedTuple):
-    """One row of :func:`verify`: status is ``ok``, ``missing`` or ``mismatch``."""
+    """One row of :func:`verify`: status ``ok``, ``mismatch``, ``bundled (scikit-learn)`` or
+    ``not fetched (kernlearn datasets fetch NAME)``."""
 
     dataset: str
     file: str
@@ -228,18 +229,27 @@ def fetch(name: str) -> dict[str, Path]:
 def verify(name: str | None = None) -> list[Check]:
     """Check the files of one catalogue dataset (or all) in the data home, without downloading.
 
+    A file present in the data home is ``ok`` when its sha256 matches and ``mismatch``
+    (corrupt) otherwise. An absent file is ``not fetched (kernlearn datasets fetch
+    NAME)``: it is downloaded when a run first needs it, or by that command. For
+    ``iris`` and ``wine``, whose datasets kernlearn loads from scikit-learn's bundled
+    copies (the catalogue keeps the UCI originals only for comparison), an absent file
+    is ``bundled (scikit-learn)``: nothing needs fetching.
+
     Returns
     -------
     list of Check
-        ``(dataset, file, status)`` rows; file is ``<dir>/<filename>``, status
-        ``ok``, ``missing`` or ``mismatch``.
+        ``(dataset, file, status)`` rows; file is ``<dir>/<filename>``.
     """
+    bundled = set(BUILTINS["data.bundled"]["datasets"])
     rows = []
     for n in catalogue_names() if name is None else [name]:
         for f in _entry(n):
             path = data_home() / f.dir / f.filename
-            status = ("missing" if not path.is_file()
-                      else "ok" if sha256_file(path) == f.sha256 else "mismatch")
+            if path.is_file():
+                status = "ok" if sha256_file(path) == f.sha256 else "mismatch"
+            else:
+                status = "bundled (scikit-learn)" if n in bundled else f"not fetched (kernlearn datasets fetch {n})"
             rows.append(Check(n, f.relpath, status))
     return rows
 

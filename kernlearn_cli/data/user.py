@@ -9,7 +9,7 @@ import numpy as np
 from ..errors import ConfigError, DataError
 from ..registry import datasets
 from ..types import Dataset
-from ._validate import check_features, check_kernel, encode_labels, rectangular, to_float
+from ._validate import check_features, check_kernel, encode_labels, is_number, label_lines, rectangular, to_float
 from .catalogue import data_home, sha256_file
 
 GYRB_MISSING = (
@@ -50,14 +50,6 @@ def _split(line: str) -> list[str]:
     return [c.strip() for c in (line.split(",") if "," in line else line.split())]
 
 
-def _is_number(cell: str) -> bool:
-    try:
-        float(cell)
-        return True
-    except ValueError:
-        return False
-
-
 def read_matrix(path: Path) -> np.ndarray:
     """Read a 2-D numeric array from ``.npy`` or from text (comma- or whitespace-delimited).
 
@@ -70,7 +62,7 @@ def read_matrix(path: Path) -> np.ndarray:
             raise DataError(f"{path}: expected an array of numbers, got dtype {A.dtype}.")
     else:
         rows = [_split(line) for line in path.read_text().splitlines() if line.strip()]
-        if rows and not any(map(_is_number, rows[0])):
+        if rows and not any(map(is_number, rows[0])):
             rows = rows[1:]
         A = to_float(rectangular(rows, str(path)), str(path))
     if A.ndim != 2:
@@ -79,15 +71,34 @@ def read_matrix(path: Path) -> np.ndarray:
 
 
 def read_labels(path: Path, n: int) -> tuple[np.ndarray, list]:
-    """Read n labels (``.npy``, or text with one label per line) and encode them."""
+    """Read and encode the labels of ``n`` points (:func:`~._validate.encode_labels`).
+
+    A ``.npy`` file holds an array of n integers or strings. A text file holds one
+    label per line, in row order, and no header: every line up to the last label
+    must hold one (blank lines after it are ignored), and the labels must be all
+    numbers or all names, so a stray name among numbers (a typo, or a header such
+    as ``label`` on the first line) is an error naming its line.
+
+    Parameters
+    ----------
+    path : Path
+        The label file (``.npy``, or text: ``.txt`` / ``.csv``).
+    n : int
+        The number of points (rows of the features or kernel).
+
+    Returns
+    -------
+    codes : int64 array (n,)
+    classes : list
+
+    Raises
+    ------
+    DataError
+        Naming the file, and the 1-based line in a text file, of the first problem.
+    """
     if path.suffix.lower() == ".npy":
-        labels = _load_npy(path)
-    else:
-        labels = np.array([ln.strip() for ln in path.read_text().splitlines() if ln.strip()], dtype=str)
-    y, classes = encode_labels(labels, str(path))
-    if len(y) != n:
-        raise DataError(f"{path}: {len(y)} labels for {n} points; give exactly one label per row.")
-    return y, classes
+        return encode_labels(_load_npy(path), str(path), n)
+    return encode_labels(label_lines(path.read_text(), str(path)), str(path), n, lines=True)
 
 
 @datasets.register("gyrb")
@@ -97,8 +108,9 @@ def gyrb(*, path: str = "") -> Dataset:
     Not downloadable: the files must be placed in ``path`` (default
     ``<data home>/gyrb``): ``kernel.npy`` or ``kernel.csv`` / ``kernel.txt`` (n x n,
     comma- or whitespace-delimited) and ``labels.npy`` or ``labels.txt`` /
-    ``labels.csv`` (one label per line). The kernel must be square, finite,
-    symmetric (relative tolerance 1e-8, then symmetrized exactly) and PSD.
+    ``labels.csv`` (one label per line, no header, all numbers or all names:
+    see :func:`read_labels`). The kernel must be square, finite, symmetric
+    (relative tolerance 1e-8, then symmetrized exactly) and PSD.
 
     Parameters
     ----------
@@ -126,8 +138,10 @@ def files(*, features: str = "", labels: str = "", kernel: str = "") -> Dataset:
 
     Give exactly one of ``features`` (``.npy``, or ``.csv`` comma-delimited without
     header; a first line of non-numbers is skipped as a header) or ``kernel``
-    (``.npy``, n x n; square, symmetric, PSD). ``labels`` (``.npy``, ``.csv`` or
-    ``.txt``, one per line) may be any integers or strings. Relative paths are
+    (``.npy``, n x n; square, symmetric, PSD). ``labels`` (``.npy``, or ``.csv`` /
+    ``.txt`` with one label per line in row order, no header and no blank line
+    before the last label) may be integers or strings, but all numbers or all
+    names: a stray name among numbers is an error (:func:`read_labels`). Relative paths are
     resolved against the current working directory. Features are used as given
     (no centering or scaling).
 
@@ -136,7 +150,7 @@ def files(*, features: str = "", labels: str = "", kernel: str = "") -> Dataset:
     features : str
         Path of an n x d feature matrix.
     labels : str
-        Path of the n labels (optional).
+        Path of the n labels (optional), one per line in a text file.
     kernel : str
         Path of an n x n kernel matrix.
     """

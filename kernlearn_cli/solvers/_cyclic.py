@@ -281,13 +281,20 @@ def run_sweeps(sweep, lam, constraints: Constraints, *, name: str, tol: float, f
     does a projection that cannot move a violated constraint (verified as a one-constraint
     certificate). A numerical breakdown without a certificate raises SolverError.
 
+    A start point K0 that already meets every constraint to ``feas_tol`` is the solution (the
+    divergence D(K, K0) >= 0 is 0 there, with lambda = 0): the loop returns it after no sweep.
+
     Returns (stopped_by, sweeps, history, seconds spent on checks).
     """
     history = {"dual_change": [], "max_violation": [], "lambda_norm": []}
-    check_seconds = 0.0
+    t0 = time.perf_counter()
+    start = violation()
+    check_seconds = time.perf_counter() - t0
     count = 0
     stopped_by = "max_iter"
-    while count < max_sweeps:
+    if start <= feas_tol:                 # K0 meets every constraint: D(K0, K0) = 0 is the least divergence,
+        stopped_by = "tolerance"          # lambda = 0 its dual (gap 0); no sweep can improve on it
+    while count < max_sweeps and stopped_by != "tolerance":
         lam_old = lam.copy()
         status, q, maxviol, argmax = sweep()
         count += 1
@@ -332,10 +339,12 @@ def run_sweeps(sweep, lam, constraints: Constraints, *, name: str, tol: float, f
 
 
 def bregman_certificate(values: np.ndarray, constraints: Constraints, lam: np.ndarray, bhat: np.ndarray, *,
-                        slack: float, tol: float, feas_tol: float, last_change: float, stopped_by: str,
+                        slack: float, tol: float, feas_tol: float, dual_changes: np.ndarray, stopped_by: str,
                         primal: float, dual: float, sweeps: int) -> Certificate:
-    """Checks (largest relative violation of the slack-adjusted bounds, dual change) and figures
-    (complementarity max |lambda_i (x_i - bhat_i)|, duality gap, slack used) of a Bregman result."""
+    """Checks (largest relative violation of the slack-adjusted bounds, the last sweep's dual change:
+    0 after no sweep, lambda = 0 unchanged) and figures (complementarity max |lambda_i (x_i - bhat_i)|,
+    duality gap, slack used) of a Bregman result."""
+    last_change = float(dual_changes[-1]) if len(dual_changes) else 0.0
     viol = relative_violations(values, constraints, bhat)
     figures = {"complementarity": float(np.max(np.abs(lam * (values - bhat)))),
                "primal_objective": primal, "dual_objective": dual, "duality_gap": primal - dual,

@@ -144,7 +144,11 @@ def select_gamma(fit: Callable, constraints: Constraints, gammas: list[float], f
     return gammas[int(np.flatnonzero(mean == mean.max())[0])], mean
 
 
-@solvers.register("admm")
+#: Why the PCP solvers take no ``kernel:`` (the message refusing one).
+MANIFOLD = "it builds the Laplacian L of the features' k-NN graph (Hu & Kwok 2013, problem (1))"
+
+
+@solvers.register("admm", instead_of_kernel=MANIFOLD)
 def admm(G0: np.ndarray, constraints: Constraints, *, dataset, rng, gamma: float | list[float] = 1.0, rank: int = 0,
          neighbors: int = 5, sigma_neighbors: int = 10, laplacian: str = "normalized", scale: str = "none",
          rho: float = 100.0, tol: float = 1e-4, max_iter: int = 500, select_folds: int = 5,
@@ -153,8 +157,8 @@ def admm(G0: np.ndarray, constraints: Constraints, *, dataset, rng, gamma: float
 
     Parameters
     ----------
-    G0 : ndarray
-        Unused (the manifold comes from the dataset's features); any cheap kernel will do.
+    G0 : None
+        Not used: the manifold comes from the dataset's features (a config refuses ``kernel:``).
     constraints : Constraints
         Targets K_ij = T_ij (kind ``sim_eq``), e.g. from generator ``must_cannot``.
     dataset : Dataset

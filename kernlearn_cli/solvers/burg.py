@@ -35,7 +35,7 @@ from typing import Callable
 
 import numpy as np
 
-from ..errors import ConfigError
+from ..errors import ConfigError, DataError
 from ..kernels import full_column_rank
 from ..registry import solvers
 from ..types import Constraints, SolverResult
@@ -138,7 +138,7 @@ def burg(G0: np.ndarray, constraints: Constraints, *, tol: float = 1e-3, feas_to
     if slack != float("inf"):
         rank2 = ~is_dist & (constraints.i != constraints.j)
         if rank2.any() or np.any(constraints.bound <= 0):
-            raise ConfigError("solver.slack < inf supports distance constraints and diagonal similarity "
+            raise DataError("solver.slack < inf supports distance constraints and diagonal similarity "
                               "constraints with positive bounds only; found "
                               f"{describe(constraints, int(np.flatnonzero(rank2 | (constraints.bound <= 0))[0]))}.")
     G0 = np.array(full_column_rank(np.asarray(G0, dtype=np.float64)), order="C")  # private, writable copy
@@ -166,7 +166,7 @@ def burg(G0: np.ndarray, constraints: Constraints, *, tol: float = 1e-3, feas_to
     x = last["x"] if stopped_by == "tolerance" else rc.values(B)
     objective = burg_divergence_core(B)
     cert = bregman_certificate(x, constraints, lam, bhat, slack=slack, tol=tol, feas_tol=feas_tol,
-                               last_change=float(history["dual_change"][-1]), stopped_by=stopped_by,
+                               dual_changes=history["dual_change"], stopped_by=stopped_by,
                                primal=objective + slack_penalty(bhat, constraints.bound, slack),
                                dual=burg_dual(rc, lam, slack), sweeps=sweep)
     check_seconds += time.perf_counter() - t1

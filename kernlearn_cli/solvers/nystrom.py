@@ -40,6 +40,10 @@ from ..types import KIND_CODE, Constraints, SolverResult
 from .protocol import Certificate, finish, not_applicable
 
 BLOCK = 8192          # at most this many rows of E at a time (and at most n / 16: temporaries stay small)
+#: Why the Nyström solvers take no ``kernel:`` (the message refusing one): k is evaluated at the
+#: k-means centroids and at new points, which a kernel matrix K0 on the training points cannot give.
+OWN_KERNEL = ("it evaluates its own Gaussian kernel exp(-||x - z||^2 / b), b the mean pairwise squared distance "
+              "of the features, between the points and its landmarks (Zhang et al. 2012)")
 
 
 # ---- landmarks and kernel blocks --------------------------------------------------------
@@ -302,14 +306,15 @@ def _inductive_arrays(Z, b, S) -> dict:
     return {"landmarks": Z, "S": S, "kernel_width": np.array(b)}
 
 
-@solvers.register("nystrom")
+@solvers.register("nystrom", instead_of_kernel=OWN_KERNEL)
 def nystrom(G0: np.ndarray, constraints: Constraints, *, dataset, rng, landmarks: int = 100,
             landmark_method: str = "kmeans", rcond: float = 1e-10) -> SolverResult:
     """Standard Nyström: K = E W^+ E^T with the same landmarks as ``nystrom_prior`` (the baseline).
 
     Returns ``G = E (W^+)^{1/2}`` (n x m); arrays ``landmarks``, ``S`` (= W^+), ``kernel_width``
-    (inductive: ``kernlearn embed`` maps new points).  The constraints are not used.  ``rcond``:
-    eigenvalues of W below ``rcond`` times the largest are dropped from the pseudo-inverse.
+    (inductive: ``kernlearn embed`` maps new points).  ``G0`` and the constraints are not used
+    (no initial kernel: a config refuses ``kernel:``).  ``rcond``: eigenvalues of W below ``rcond``
+    times the largest are dropped from the pseudo-inverse.
     """
     t0 = time.perf_counter()
     _check_rcond(rcond)
@@ -323,7 +328,7 @@ def nystrom(G0: np.ndarray, constraints: Constraints, *, dataset, rng, landmarks
                   not_applicable("closed form (K = E W^+ E^T), nothing is iterated"), "nystrom")
 
 
-@solvers.register("nystrom_prior")
+@solvers.register("nystrom_prior", instead_of_kernel=OWN_KERNEL)
 def nystrom_prior(G0: np.ndarray, constraints: Constraints, *, dataset, rng, landmarks: int = 100,
                   landmark_method: str = "kmeans", lam: list[float] | float = 1.0, tol: float = 1e-8,
                   gap_tol: float = 1e-5, max_iter: int = 5000, rcond: float = 1e-10) -> SolverResult:
@@ -331,6 +336,9 @@ def nystrom_prior(G0: np.ndarray, constraints: Constraints, *, dataset, rng, lan
 
     Parameters
     ----------
+    G0 : None
+        Not used: the kernel is the Gaussian below, evaluated at the landmarks (a config refuses
+        ``kernel:``).
     constraints : Constraints
         Ideal-kernel targets on the labeled block (generator ``labeled_subset``): K*_ij = 1 same
         class, 0 otherwise (kind ``sim_eq``); pairs not listed are masked out (T_ij = 0).

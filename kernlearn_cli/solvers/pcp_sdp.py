@@ -16,13 +16,13 @@ from ..errors import ConfigError
 from ..linalg import eigh
 from ..registry import solvers
 from ..types import Constraints, SolverResult
-from .admm import pcp_arrays, pcp_setup
+from .admm import MANIFOLD, pcp_arrays, pcp_setup
 from .protocol import Certificate, finish
 
 MAX_N = 400
 
 
-@solvers.register("pcp_sdp")
+@solvers.register("pcp_sdp", instead_of_kernel=MANIFOLD)
 def pcp_sdp(G0: np.ndarray, constraints: Constraints, *, dataset, gamma: float = 1.0, neighbors: int = 5,
             sigma_neighbors: int = 10, laplacian: str = "normalized", scale: str = "none",
             backend: str = "clarabel", kkt_tol: float = 1e-6) -> SolverResult:

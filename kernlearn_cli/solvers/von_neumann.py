@@ -33,7 +33,7 @@ from typing import Callable
 
 import numpy as np
 
-from ..errors import ConfigError
+from ..errors import ConfigError, DataError
 from ..kernels import full_column_rank
 from ..linalg import eigh
 from ..registry import solvers
@@ -124,7 +124,7 @@ def von_neumann(G0: np.ndarray, constraints: Constraints, *, tol: float = 1e-3, 
             slack, slack_if_infeasible, "von_neumann")
     check_settings("von_neumann", constraints, tol, slack, feas_tol, certify_every, max_sweeps)
     if slack != float("inf") and np.any(constraints.bound <= 0):
-        raise ConfigError("solver.slack < inf needs positive bounds; found "
+        raise DataError("solver.slack < inf needs positive bounds; found "
                           f"{describe(constraints, int(np.flatnonzero(constraints.bound <= 0)[0]))}.")
     G0 = full_column_rank(np.asarray(G0, dtype=np.float64))
     U0, s0, _ = np.linalg.svd(G0, full_matrices=False)
@@ -172,7 +172,7 @@ def von_neumann(G0: np.ndarray, constraints: Constraints, *, tol: float = 1e-3, 
     x = last["x"] if stopped_by == "tolerance" else values()
     objective = von_neumann_divergence_core(W, D, lam0)
     cert = bregman_certificate(x, constraints, lam, bhat, slack=slack, tol=tol, feas_tol=feas_tol,
-                               last_change=float(history["dual_change"][-1]), stopped_by=stopped_by,
+                               dual_changes=history["dual_change"], stopped_by=stopped_by,
                                primal=objective + slack_penalty(bhat, constraints.bound, slack),
                                dual=von_neumann_dual(rc, lam, lam0, slack), sweeps=sweeps)
     check_seconds += time.perf_counter() - t1

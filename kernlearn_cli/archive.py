@@ -1,0 +1,160 @@
+"""Record archives: a study's per-cell results, committed, so a reproduction outlives any one machine.
+
+One file per experiment, ``<results>/records/<paper>/<experiment>.jsonl.gz``: gzip (no file name,
+mtime 0, level 9) of JSON lines, the first a header naming the experiment and its config, then one
+record per finished cell (the cell's ``record.json``, keys sorted), sorted by cell id -- so the
+file's bytes change only when a record does.  Factors stay in the git-ignored results folders;
+per-iteration histories are archived (``history``) only for experiments a study's figure draws
+them from.
+
+Two records of one cell are *the same result* when they agree in everything but their provenance
+and timings (:data:`VOLATILE`): merging archives from several machines (:func:`merge`) refuses two
+records of one cell that differ otherwise, naming the cell.
+"""
+
+from __future__ import annotations
+
+import gzip
+import io
+import json
+from pathlib import Path
+
+from .errors import KernlearnError
+from .io import RECORD_KEYS, _json_default, atomic_path
+
+SUFFIX = ".jsonl.gz"
+FORMAT = 1
+#: Record keys that differ between two runs of one cell without the result differing.
+VOLATILE = ("provenance", "seconds")
+#: Keys of a record's ``info`` that are timings.
+VOLATILE_INFO_SUFFIX = "seconds"
+
+
+class ArchiveError(KernlearnError):
+    """An archive file cannot be read (names the file and the line)."""
+
+
+def line_of(record: dict) -> str:
+    return json.dumps(record, sort_keys=True, separators=(",", ":"), default=_json_default, allow_nan=True)
+
+
+def essence(record: dict) -> str:
+    """The record without provenance and timings, as canonical text: equal for the same result."""
+    rec = {k: v for k, v in record.items() if k not in VOLATILE}
+    if isinstance(rec.get("info"), dict):
+        rec["info"] = {k: v for k, v in rec["info"].items() if not k.endswith(VOLATILE_INFO_SUFFIX)}
+    if isinstance(rec.get("certificate"), dict):
+        rec["certificate"] = {k: v for k, v in rec["certificate"].items() if k != "seconds"}
+    return line_of(rec)
+
+
+class Archive:
+    """The archived records of one experiment (a mapping cell id -> record) and its header.
+
+    Parameters
+    ----------
+    path : Path
+        ``<results>/records/<paper>/<experiment>.jsonl.gz``.
+    experiment : str
+        The study's experiment name.
+    config : dict
+        The experiment's config as run (its overrides applied, grid included): the cells it expects.
+    """
+
+    def __init__(self, path: Path, experiment: str, config: dict | None = None, records: dict | None = None):
+        self.path, self.experiment, self.config = Path(path), experiment, config
+        self.records: dict[str, dict] = dict(records or {})
+
+    # ---- reading -------------------------------------------------------------------------------
+    @classmethod
+    def read(cls, path: Path, experiment: str | None = None) -> "Archive":
+        """Read an archive; a missing file is an empty archive.
+
+        Raises
+        ------
+        ArchiveError
+            A line that is not a record (damaged file), naming the file and the line; the file is
+            left as it is (``reproduce --rerun EXPERIMENT`` recomputes and rewrites it).
+        """
+        path = Path(path)
+        name = experiment or path.name[: -len(SUFFIX)]
+        if not path.is_file():
+            return cls(path, name)
+        try:
+            text = gzip.decompress(path.read_bytes()).decode("utf-8")
+        except (OSError, EOFError, UnicodeDecodeError, gzip.BadGzipFile) as exc:
+            raise ArchiveError(f"record archive '{path}': not a readable gzip file of JSON lines ({exc}). "
+                               f"Restore it from git (git checkout -- '{path}'), or recompute the experiment "
+                               f"with kernlearn reproduce PAPER --rerun {name}.") from None
+        lines = text.splitlines()
+        archive = cls(path, name)
+        for number, line in enumerate(lines, 1):
+            try:
+                item = json.loads(line)
+                if not isinstance(item, dict):
+                    raise ValueError("not a JSON object")
+                if number == 1:
+                    if item.get("kernlearn_archive") != FORMAT:
+                        raise ValueError(f"the header line must hold kernlearn_archive: {FORMAT}")
+                    archive.config = item.get("config")
+                    continue
+                missing = [k for k in RECORD_KEYS if k not in item]
+                if missing:
+                    raise ValueError(f"missing key(s) {', '.join(missing)}")
+            except ValueError as exc:
+                raise ArchiveError(f"record archive '{path}', line {number}: {exc}. The other records are kept; "
+                                   f"restore the file from git, or recompute the experiment with kernlearn "
+                                   f"reproduce PAPER --rerun {name}.") from None
+            archive.records[item["cell"]] = item
+        return archive
+
+    # ---- writing -------------------------------------------------------------------------------
+    def image(self) -> bytes:
+        """The file's bytes: deterministic for the same header and records."""
+        header = {"kernlearn_archive": FORMAT, "experiment": self.experiment, "config": self.config}
+        text = "\n".join([line_of(header)] + [line_of(self.records[c]) for c in sorted(self.records)]) + "\n"
+        buffer = io.BytesIO()
+        with gzip.GzipFile(filename="", mode="wb", fileobj=buffer, compresslevel=9, mtime=0) as gz:
+            gz.write(text.encode("utf-8"))
+        return buffer.getvalue()
+
+    def write(self) -> bool:
+        """Write the file atomically when its bytes change; True if written."""
+        data = self.image()
+        if self.path.is_file() and self.path.read_bytes() == data:
+            return False
+        with atomic_path(self.path) as tmp:
+            tmp.write_bytes(data)
+        return True
+
+    # ---- merging -------------------------------------------------------------------------------
+    def add(self, record: dict, source: str) -> bool:
+        """Add a record; True if it is new.  The same result again is kept as it is (the first
+        provenance wins); a different result for an archived cell raises :class:`ArchiveError`."""
+        cell = record["cell"]
+        mine = self.records.get(cell)
+        if mine is None:
+            self.records[cell] = record
+            return True
+        if essence(mine) != essence(record):
+            keys = sorted(k for k in set(mine) | set(record) if k not in VOLATILE and mine.get(k) != record.get(k))
+            raise ArchiveError(
+                f"cell {cell} of experiment '{self.experiment}': the record from {source} differs from the one in "
+                f"'{self.path}' (in: {', '.join(keys)}; made by {_made_by(record)} and {_made_by(mine)}). One cell "
+                f"id, two results: the code changed between the runs. Keep one: recompute the experiment with "
+                f"kernlearn reproduce PAPER --rerun {self.experiment}, or leave {source} out.")
+        return False
+
+    def commits(self) -> dict[str, int]:
+        """Cells per git commit (with ``+dirty`` when made from a modified checkout)."""
+        out: dict[str, int] = {}
+        for rec in self.records.values():
+            key = _made_by(rec)
+            out[key] = out.get(key, 0) + 1
+        return dict(sorted(out.items()))
+
+
+def _made_by(record: dict) -> str:
+    prov = record.get("provenance") or {}
+    commit = prov.get("git_commit") or f"kernlearn {record.get('kernlearn_version', '?')}"
+    return commit[:10] + ("+dirty" if prov.get("git_dirty") else "")

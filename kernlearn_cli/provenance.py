@@ -1,0 +1,32 @@
+"""Where a record comes from: the kernlearn version and, when run from a git checkout, its commit
+and whether the checkout was modified.  Records keep it under ``provenance``; tables ignore it, and
+two records of one cell that differ only in it (and in timings) are the same result
+(:mod:`kernlearn_cli.archive`)."""
+
+from __future__ import annotations
+
+import subprocess
+from functools import lru_cache
+from pathlib import Path
+
+from . import __version__
+
+#: The checkout the package runs from (if it is one).
+SOURCE = Path(__file__).resolve().parent.parent
+
+
+def _git(*args: str) -> str | None:
+    try:
+        proc = subprocess.run(["git", "-C", str(SOURCE), *args], capture_output=True, text=True, timeout=10)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return proc.stdout.strip() if proc.returncode == 0 else None
+
+
+@lru_cache(maxsize=1)
+def code_provenance() -> dict:
+    """``{"kernlearn_version", "git_commit", "git_dirty"}`` of this process's code (commit None
+    outside a checkout; dirty when tracked files under ``kernlearn_cli/`` differ from the commit)."""
+    commit = _git("rev-parse", "HEAD") if (SOURCE / ".git").exists() else None
+    dirty = bool(_git("status", "--porcelain", "--untracked-files=no", "--", "kernlearn_cli")) if commit else None
+    return {"kernlearn_version": __version__, "git_commit": commit, "git_dirty": dirty}
