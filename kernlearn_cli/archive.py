@@ -2,7 +2,7 @@
 
 One file per experiment, ``<results>/records/<paper>/<experiment>.jsonl.gz``: gzip (no file name,
 mtime 0, level 9) of JSON lines, the first a header naming the experiment and its config, then one
-record per finished cell (the cell's ``record.json``, keys sorted), sorted by cell id -- so the
+record per finished cell (the cell's ``record.json``, its keys in their order), sorted by cell id -- so the
 file's bytes change only when a record does.  Factors stay in the git-ignored results folders;
 per-iteration histories are archived (``history``) only for experiments a study's figure draws
 them from.
@@ -24,8 +24,9 @@ from .io import RECORD_KEYS, _json_default, atomic_path
 
 SUFFIX = ".jsonl.gz"
 FORMAT = 1
-#: Record keys that differ between two runs of one cell without the result differing.
-VOLATILE = ("provenance", "seconds")
+#: Record keys not compared: provenance and timings differ between two runs of one cell without the
+#: result differing; the histories (archived beside some records) come from the same run as the rest.
+VOLATILE = ("provenance", "seconds", "history")
 #: Keys of a record's ``info`` that are timings.
 VOLATILE_INFO_SUFFIX = "seconds"
 
@@ -34,8 +35,9 @@ class ArchiveError(KernlearnError):
     """An archive file cannot be read (names the file and the line)."""
 
 
-def line_of(record: dict) -> str:
-    return json.dumps(record, sort_keys=True, separators=(",", ":"), default=_json_default, allow_nan=True)
+def line_of(record: dict, sort_keys: bool = False) -> str:
+    """One JSON line; keys keep their order (a grid's order names its cells), as ``record.json`` has it."""
+    return json.dumps(record, sort_keys=sort_keys, separators=(",", ":"), default=_json_default, allow_nan=True)
 
 
 def essence(record: dict) -> str:
@@ -45,7 +47,7 @@ def essence(record: dict) -> str:
         rec["info"] = {k: v for k, v in rec["info"].items() if not k.endswith(VOLATILE_INFO_SUFFIX)}
     if isinstance(rec.get("certificate"), dict):
         rec["certificate"] = {k: v for k, v in rec["certificate"].items() if k != "seconds"}
-    return line_of(rec)
+    return line_of(rec, sort_keys=True)
 
 
 class Archive:

@@ -35,14 +35,19 @@ def run(config: Path = typer.Argument(..., help="YAML experiment config."),
                                         "$PBS_ARRAY_INDEX or $LSB_JOBINDEX when set)."),
         cells_per_task: int = typer.Option(1, "--cells-per-task", help="Cells per array task (with an index)."),
         force: bool = typer.Option(False, "--force", help="Rerun finished cells."),
+        budget: Optional[str] = typer.Option(None, "--budget", help="Start no cell after this much time (e.g. 40m, "
+                                                                  "2h, 01:30:00); a rerun resumes."),
         verbose: int = typer.Option(0, "--verbose", "-v", count=True, help="-v: solver iterations.")):
     """Run the cells of CONFIG (finished cells are skipped) and print the results table."""
-    from .runner import array_index_from_env, failed_error, finished_cells, run_config
+    import time
 
+    from .runner import array_index_from_env, failed_error, finished_cells, parse_budget, run_config
+
+    deadline = time.monotonic() + parse_budget(budget) if budget is not None else None
     if array_index is None:
         array_index = array_index_from_env()
     out, failed = run_config(config, out, set_, seed, jobs=jobs, array_index=array_index,
-                             cells_per_task=cells_per_task, force=force, verbose=verbose)
+                             cells_per_task=cells_per_task, force=force, verbose=verbose, deadline=deadline)
     if array_index is None and len(failed) < len(finished_cells(out)) + len(failed):
         from .report import collect as collect_
 
@@ -164,6 +169,16 @@ def reproduce(paper: str = typer.Argument(..., help="A paper (kulis2006, tsuda20
               no_run: bool = typer.Option(False, "--no-run", help="Only build tables, figures and verdicts from "
                                                                   "the finished cells."),
               check: bool = typer.Option(False, "--check", help="Only check the study files and their configs."),
+              plan: bool = typer.Option(False, "--plan", help="Only print, per experiment, the cells, those archived "
+                                                              "and the estimated compute left."),
+              budget: Optional[str] = typer.Option(None, "--budget", help="Start no cell after this much time "
+                                                                        "(e.g. 40m, 2h); what finished is archived, "
+                                                                        "a rerun resumes."),
+              rerun: List[str] = typer.Option([], "--rerun", help="Recompute this experiment's every cell, "
+                                                                  "replacing its archive (repeatable)."),
+              merge: List[Path] = typer.Option([], "--merge", help="Merge the cells of an archive file, or of a "
+                                                                   "results root (records/ or <paper>/ folders), "
+                                                                   "by cell id (repeatable)."),
               docs: Optional[Path] = typer.Option(None, "--docs", help="Where the paper pages go (default "
                                                                        "docs/papers; quick: RESULTS/quick/docs)."),
               readme: Optional[Path] = typer.Option(Path("README.md"), "--readme",
@@ -179,10 +194,19 @@ def reproduce(paper: str = typer.Argument(..., help="A paper (kulis2006, tsuda20
                                                  help="slurm: most tasks per array (cells are packed to fit).")):
     """Reproduce a paper: run (or resume) its study's experiments, build its tables and figures, and
     print a verdict per paper number (ours, the paper's, the difference in sigma, reproduced/deviates)."""
-    from .reproduce import check as check_study, reproduce as reproduce_
+    import time
+
+    from .reproduce import Layout, check as check_study, plan_rows, plan_text, reproduce as reproduce_
+    from .runner import parse_budget
     from .study import find_studies, load_study
 
+    deadline = time.monotonic() + parse_budget(budget) if budget is not None else None
     studies = [load_study(p) for p in find_studies(paper)]
+    if plan:
+        for study in studies:
+            check_study(study, quick)
+            typer.echo(plan_text(study, plan_rows(study, Layout.of(results, quick), quick), jobs))
+        return
     if check:
         for study in studies:
             cells = check_study(study, quick)
@@ -193,7 +217,8 @@ def reproduce(paper: str = typer.Argument(..., help="A paper (kulis2006, tsuda20
     sbatch = dict(partition=partition, time=time_, mem=mem, cpus=1, account=account, qos=qos, extra=sbatch_arg)
     failed = reproduce_(studies, results=results, quick=quick, jobs=jobs, launcher=launcher, run=not no_run,
                         docs=docs, readme=None if no_readme else readme, sbatch=sbatch,
-                        max_array_size=max_array_size, echo=_echo_err, show=typer.echo)
+                        max_array_size=max_array_size, echo=_echo_err, show=typer.echo, deadline=deadline,
+                        rerun=tuple(rerun), merge_from=tuple(merge))
     if failed:
         raise KernlearnError(f"{len(failed)} cell(s) failed (each reason is in its failed.json; their entries are "
                              f"missing from the tables); the first: {failed[0]}")

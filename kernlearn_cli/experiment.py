@@ -19,6 +19,7 @@ from . import __version__
 from .config import Cell, bind_cell, check_cell
 from .errors import ConfigError
 from .io import cell_state, factors_image, write_cell
+from .provenance import code_provenance
 
 
 def component_rng(seed: int, stream: int, sub: int = 0) -> np.random.Generator:
@@ -194,6 +195,7 @@ def _run_cell(cell: Cell, out_dir: Path, *, where: str, force: bool, progress: C
     cell_dir = Path(out_dir) / cell.id
     if not force and cell_state(cell_dir)[0] == "finished":
         return None
+    started, wall0 = time.time(), time.perf_counter()
     prep = prepare(cell, where)
     (ds_entry, _), (gen, _), (solver, solver_params) = (prep.bound[k] for k in ("dataset", "constraints", "solver"))
     extra = dict(prep.solver_extra)
@@ -221,6 +223,8 @@ def _run_cell(cell: Cell, out_dir: Path, *, where: str, force: bool, progress: C
         "converged": result.converged, "seconds": seconds, "metrics": metrics,
         "certificate": result.certificate, "info": result.info, "config": cell.config,
         "kernlearn_version": __version__,
+        "provenance": {**code_provenance(), "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(started)),
+                       "wall_seconds": time.perf_counter() - wall0},
     }
     write_cell(cell_dir, factors, record)
     return record

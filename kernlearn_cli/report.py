@@ -103,11 +103,13 @@ def _grid_columns(grid: dict) -> dict:
 
 
 def _expected_cells(root: Path) -> list:
-    """The cells the grid recorded in ``root/experiment.yaml`` expands into ([] when there is none)."""
+    """The cells the grid recorded in ``root/experiment.yaml`` (or an archive's header) expands into
+    ([] when there is none)."""
+    from .archive import Archive
     from .config import expand
     from .runner import read_experiment
 
-    cfg = read_experiment(root)
+    cfg = Archive.read(root).config if is_archive(root) else read_experiment(root)
     if cfg is None:
         return []
     try:
@@ -147,12 +149,56 @@ def _differing_settings(rows: list[dict], settings: list[dict]) -> dict[str, lis
     return out
 
 
-def load_records(roots: list[Path], command: str = "collect") -> tuple[pd.DataFrame, Completeness]:
-    """All finished cells under ``roots`` as one row each, and what is missing (:class:`Completeness`).
+def is_archive(root: Path) -> bool:
+    """Whether ``root`` names a record archive (:mod:`kernlearn_cli.archive`) rather than a results folder."""
+    from .archive import SUFFIX
 
-    A cell is in the table when its ``record.json`` reads and has the record's keys; folders of
-    the recorded grid without one are reported as missing, failed or unreadable, never a
-    traceback.  Metrics that are lists (e.g. ``error_path``) stay in the records, out of the tables.
+    return str(root).endswith(SUFFIX)
+
+
+def records_of(root: Path, command: str = "collect") -> Iterator[tuple[str, Path, dict | ValueError]]:
+    """(cell, where, record) for every record of a results folder (``where``: its ``record.json``) or of
+    an archive (``where``: the archive); an unreadable ``record.json`` gives the ``ValueError`` instead."""
+    from .archive import Archive
+
+    root = Path(root)
+    if is_archive(root):
+        if not root.is_file():
+            raise KernlearnError(f"{command}: record archive '{root}' not found.")
+        for cell, rec in sorted(Archive.read(root).records.items()):
+            yield cell, root, rec
+        return
+    if not root.is_dir():
+        raise KernlearnError(f"{command}: '{root}' is not a folder of results.")
+    for rec_path in sorted(root.rglob(RECORD)):
+        try:
+            rec = read_record(rec_path)
+            if rec["cell"] != rec_path.parent.name:
+                raise ValueError(f"names cell '{rec['cell']}', not its folder")
+        except ValueError as exc:
+            yield rec_path.parent.name, rec_path, exc
+            continue
+        yield rec["cell"], rec_path, rec
+
+
+def histories_of(where: Path, rec: dict) -> dict[str, np.ndarray]:
+    """A cell's per-iteration histories: from the archived record, or from the ``factors.h5`` beside
+    its ``record.json``."""
+    if "history" in rec:
+        return {k: np.asarray(v, dtype=np.float64) for k, v in rec["history"].items()}
+    import h5py
+
+    with h5py.File(Path(where).parent / FACTORS, "r") as f:
+        return {k: np.asarray(v[()], dtype=np.float64) for k, v in f.get("history", {}).items()}
+
+
+def load_records(roots: list[Path], command: str = "collect") -> tuple[pd.DataFrame, Completeness]:
+    """All finished cells under ``roots`` (results folders or record archives) as one row each, and
+    what is missing (:class:`Completeness`).
+
+    A cell is in the table when its record reads and has the record's keys; cells of the recorded
+    grid (``experiment.yaml``, or the archive's header) without one are reported as missing, failed
+    or unreadable, never a traceback.  Metrics that are lists (e.g. ``error_path``) stay in the records, out of the tables.
     Settings that differ between cells of one experiment name outside its grid (folders of one
     config run with different ``--set``) become columns (:func:`_differing_settings`), so their
     cells are never averaged together.
@@ -161,17 +207,11 @@ def load_records(roots: list[Path], command: str = "collect") -> tuple[pd.DataFr
     settings = []
     pending = []
     for root in map(Path, roots):
-        if not root.is_dir():
-            raise KernlearnError(f"{command}: '{root}' is not a folder of results.")
         seen = set()
-        for rec_path in sorted(root.rglob(RECORD)):
-            seen.add(rec_path.parent.name)
-            try:
-                rec = read_record(rec_path)
-                if rec["cell"] != rec_path.parent.name:
-                    raise ValueError(f"names cell '{rec['cell']}', not its folder")
-            except ValueError as exc:
-                done.problems.append((rec_path.parent.name, "unreadable", f"{RECORD}: {exc}"))
+        for cell_id, _, rec in records_of(root, command):
+            seen.add(cell_id)
+            if isinstance(rec, ValueError):
+                done.problems.append((cell_id, "unreadable", f"{RECORD}: {rec}"))
                 continue
             row = {"experiment": rec["experiment"], "cell": rec["cell"], **_grid_columns(rec["grid"])}
             grid_keys.update(rec["grid"])
@@ -187,7 +227,7 @@ def load_records(roots: list[Path], command: str = "collect") -> tuple[pd.DataFr
         for cell in expected:
             if cell.id in seen:
                 continue
-            state, why = cell_state(root / cell.id)
+            state, why = ("missing", "") if is_archive(root) else cell_state(root / cell.id)
             state = {"corrupt": "unreadable" if (root / cell.id / RECORD).exists() else "missing"}.get(state, state)
             done.problems.append((cell.id, state, why))
             pending.append({"experiment": cell.config["name"], **_grid_columns(cell.grid_values),
@@ -824,7 +864,6 @@ def plot_history(roots: list[Path], key: str | None = None, *, mean: bool = Fals
     (int, str)
         The number of lines drawn and the key drawn.
     """
-    import h5py
     import matplotlib
 
     matplotlib.use("Agg")
@@ -833,17 +872,10 @@ def plot_history(roots: list[Path], key: str | None = None, *, mean: bool = Fals
     df, _ = load_records(roots, "plot-history")
     if df.empty:
         raise KernlearnError(f"plot-history: no finished cells under {', '.join(map(str, roots))}.")
-    paths = {p.parent.name: p.parent / FACTORS
-             for root in map(Path, roots) for p in sorted(root.rglob(RECORD))}
-    histories = {}
-    for cell in df["cell"]:
-        with h5py.File(paths[cell], "r") as f:
-            histories[cell] = (paths[cell], list(f.get("history", {})))
-    key = history_key(histories, key)
-    curves = {}
-    for cell in df["cell"]:
-        with h5py.File(paths[cell], "r") as f:
-            curves[cell] = np.asarray(f["history"][key][()], dtype=np.float64)
+    arrays = {cell: (where, histories_of(where, rec)) for root in roots
+              for cell, where, rec in records_of(root, "plot-history") if not isinstance(rec, ValueError)}
+    key = history_key({cell: (where, list(h)) for cell, (where, h) in arrays.items() if cell in set(df["cell"])}, key)
+    curves = {cell: arrays[cell][1][key] for cell in df["cell"]}
     seeds = df["seed"].nunique() > 1
     fig, ax = plt.subplots(figsize=(5.5, 4))
     lines = 0
@@ -908,10 +940,8 @@ def plot_paths(roots: list[Path], y: str, x: str, *, by: str | None = None, logx
 
     rows = []
     for root in map(Path, roots):
-        for path in sorted(root.rglob(RECORD)):
-            try:
-                rec = read_record(path)
-            except ValueError:
+        for _, path, rec in records_of(root, "plot path"):
+            if isinstance(rec, ValueError):
                 continue
             metrics = rec["metrics"]
             if not isinstance(metrics.get(y), list) or not isinstance(metrics.get(x), list):

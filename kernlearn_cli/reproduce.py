@@ -2,9 +2,17 @@
 tables, figures, verdicts and page.
 
 Layout under the results root R (``--results``, default ``results``; ``--quick`` uses ``R/quick``):
-experiments in ``R/<paper>/<out>``, tables in ``R/tables``, figures in ``R/figures``, the verdicts
-in ``R/tables/<paper>_verdicts.{csv,md}``.  The paper's page goes to ``docs/papers/<paper>.md``
-(quick runs: ``R/quick/docs``).
+experiments in ``R/<paper>/<out>`` (git-ignored: factors and records of this machine), their record
+archives in ``R/records/<paper>/<experiment>.jsonl.gz`` (committed, :mod:`kernlearn_cli.archive`),
+tables in ``R/tables``, figures in ``R/figures``, the verdicts in ``R/tables/<paper>_verdicts.{csv,md}``.
+The paper's page goes to ``docs/papers/<paper>.md`` (quick runs: ``R/quick/docs``).
+
+Tables, figures, verdicts and pages are built from the archives alone, so a fresh clone rebuilds them
+(``--no-run``) and finished cells travel with the repository: a run skips every archived cell, adds each
+cell it finishes to the archive (every few seconds, and at the end), and a time budget (``--budget``)
+starts no cell once spent.  Before running or building, the finished cells of a results folder that
+the archive lacks are added to it (so a run killed before it archived loses nothing on this machine,
+and a SLURM collect job archives its arrays' cells).
 """
 
 from __future__ import annotations
@@ -21,8 +29,9 @@ from pathlib import Path
 
 import pandas as pd
 
+from .archive import SUFFIX, Archive
 from .errors import ConfigError, KernlearnError
-from .io import atomic_path
+from .io import RECORD, atomic_path, cell_state
 from .study import Study, tally, verdict_table, verdicts
 
 STATUS_MARKER = "status"
@@ -50,6 +59,13 @@ class Layout:
 
     def out(self, study: Study, name: str) -> Path:
         return self.root / study.paper / study.experiments[name].out
+
+    @property
+    def records(self) -> Path:
+        return self.root / "records"
+
+    def archive(self, study: Study, name: str) -> Path:
+        return self.records / study.paper / f"{name}{SUFFIX}"
 
 
 def overrides(experiment, quick: bool) -> list[str]:
@@ -85,28 +101,171 @@ def check(study: Study, quick: bool) -> int:
     return cells
 
 
-def run_local(study: Study, layout: Layout, *, quick: bool, jobs: int, echo) -> list[str]:
-    """Run (or resume) the experiments here, one after the other; returns the failed cells."""
-    from .report import load_records
+def history_sources(study: Study) -> set[str]:
+    """The experiments whose per-iteration histories a figure of the study draws (archived with them)."""
+    return {name for f in study.figures.values() if f.kind == "history" for name in f.sources}
+
+
+def expected_config(e, quick: bool) -> dict:
+    """An experiment's config as run (overrides applied): the archive's header."""
+    from .config import load
+
+    return load(e.config, overrides(e, quick), every_cell=False)
+
+
+def archived_record(record: dict, cell_dir: Path, history: bool) -> dict:
+    """A cell's record as archived: with its histories (from ``factors.h5``) when a figure needs them."""
+    from .report import histories_of
+
+    if not history:
+        return record
+    return {**record, "history": {k: v.tolist() for k, v in histories_of(cell_dir / RECORD, record).items()}}
+
+
+def add_folder(archive: Archive, folder: Path, expected: set, history: bool) -> int:
+    """Add the finished cells of a results folder that the archive lacks (and check the others
+    agree); returns how many were added."""
+    from .report import records_of
+
+    added = 0
+    if not Path(folder).is_dir():
+        return 0
+    for cell, where, rec in records_of(folder, "reproduce"):
+        if isinstance(rec, ValueError) or cell not in expected or cell_state(Path(where).parent)[0] != "finished":
+            continue
+        if cell in archive.records:
+            archive.add(rec, source=str(folder))            # the same result, or an error naming the cell
+            continue
+        added += archive.add(archived_record(rec, Path(where).parent, history), source=str(folder))
+    return added
+
+
+def open_archive(study: Study, layout: Layout, e, quick: bool, *, fresh: bool = False) -> Archive:
+    """The experiment's archive with the finished cells of its results folder added (``fresh``: an
+    empty one, for ``--rerun``), its header set to the experiment's config."""
+    from .config import expand
+
+    cfg = expected_config(e, quick)
+    ids = {c.id for c in expand(cfg)}
+    path = layout.archive(study, e.name)
+    archive = Archive(path, e.name) if fresh else Archive.read(path, e.name)
+    archive.config = cfg
+    archive.records = {c: r for c, r in archive.records.items() if c in ids}   # cells the study no longer has
+    if not fresh:
+        add_folder(archive, layout.out(study, e.name), ids, e.name in history_sources(study))
+    return archive
+
+
+def plan_rows(study: Study, layout: Layout, quick: bool) -> list[dict]:
+    """Per experiment: cells, archived, left, and the estimated compute left (seconds): the mean wall
+    time of its archived cells, else the study's ``seconds_per_cell``, times the cells left."""
+    from .config import expand
+
+    rows = []
+    for e in study.selected(quick):
+        ids = {c.id for c in expand(expected_config(e, quick))}
+        archive = Archive.read(layout.archive(study, e.name), e.name)
+        done = [r for c, r in archive.records.items() if c in ids]
+        walls = [(r.get("provenance") or {}).get("wall_seconds", r["seconds"]) for r in done]
+        per_cell, basis = ((sum(walls) / len(walls), "archive") if walls else
+                           (e.seconds_per_cell, "study") if e.seconds_per_cell else (None, "unknown"))
+        left = len(ids) - len(done)
+        rows.append({"experiment": e.name, "cells": len(ids), "archived": len(done), "left": left,
+                     "seconds_left": None if per_cell is None else per_cell * left, "per_cell": per_cell,
+                     "basis": basis})
+    return rows
+
+
+def plan_text(study: Study, rows: list[dict], jobs: int) -> str:
+    """``--plan``'s table: one line per experiment and the total."""
+    from .progress import clock
+
+    lines = [f"{study.paper}: experiment | cells | archived | left | compute left (estimate: per cell, from)"]
+    total, unknown = 0.0, 0
+    for r in rows:
+        if r["left"] == 0:
+            est = "-"
+        elif r["seconds_left"] is None:
+            est = "unknown (no archived cell, no seconds_per_cell in the study)"
+            unknown += 1
+        else:
+            est = f"{clock(r['seconds_left'])} ({r['per_cell']:.1f} s per cell, from the {r['basis']})"
+            total += r["seconds_left"]
+        lines.append(f"  {r['experiment']} | {r['cells']} | {r['archived']} | {r['left']} | {est}")
+    lines.append(f"  total: {sum(r['left'] for r in rows)} cell(s) left, about {clock(total)} of compute "
+                 f"(about {clock(total / max(jobs, 1))} with --jobs {jobs})"
+                 + (f"; {unknown} experiment(s) without an estimate" if unknown else ""))
+    return "\n".join(lines)
+
+
+def run_local(study: Study, layout: Layout, *, quick: bool, jobs: int, echo, deadline: float | None = None,
+              rerun: tuple = ()) -> list[str]:
+    """Run (or resume) the experiments here, one after the other, archiving each finished cell;
+    returns the failed cells.  Archived cells are not run; ``rerun`` experiments start from an empty
+    archive and recompute every cell; past ``deadline`` (``time.monotonic()``) no cell starts."""
     from .runner import run_config
     from .solvers.protocol import ConvergenceWarning
 
     failed = []
     experiments = study.selected(quick)
+    histories = history_sources(study)
     for k, e in enumerate(experiments, 1):
         out = layout.out(study, e.name)
+        archive = open_archive(study, layout, e, quick, fresh=e.name in rerun)
+        archive.write()
+        if deadline is not None and time.monotonic() >= deadline:
+            break
         start = time.perf_counter()
-        echo(f"[{study.paper}] {e.name} (experiment {k} of {len(experiments)}) ...")
+        echo(f"[{study.paper}] {e.name} (experiment {k} of {len(experiments)}, {len(archive.records)} cell(s) "
+             f"archived) ...")
+        written = [time.monotonic()]
+
+        def on_result(cell, record, archive=archive, e=e, out=out):
+            archive.add(archived_record(record, out / cell.id, e.name in histories), source=str(out))
+            if time.monotonic() - written[0] >= 5.0:          # a kill loses at most a few seconds of cells
+                archive.write()
+                written[0] = time.monotonic()
+
         with environment(e.env), warnings.catch_warnings():
             warnings.simplefilter("ignore", ConvergenceWarning)      # counted below, and marked † in every table
-            _, bad = run_config(e.config, out, overrides(e, quick), jobs=min(jobs, e.jobs or jobs), per_cell=False)
+            _, bad = run_config(e.config, out, overrides(e, quick), jobs=min(jobs, e.jobs or jobs), per_cell=False,
+                                force=e.name in rerun, skip=set(archive.records), deadline=deadline,
+                                on_result=on_result)
+        archive.write()
         failed += [f"{e.name} {cell}" for cell in bad]
-        df, _ = load_records([out])
-        unconverged = int((df["converged"] == False).sum()) if len(df) else 0  # noqa: E712
-        echo(f"[{study.paper}] {e.name}: {len(df)} cell(s) finished"
+        unconverged = sum(r["converged"] is False for r in archive.records.values())
+        echo(f"[{study.paper}] {e.name}: {len(archive.records)} cell(s) archived"
              + (f", {unconverged} not converged (marked †)" if unconverged else "")
              + f", {time.perf_counter() - start:.1f}s")
+    if deadline is not None and time.monotonic() >= deadline:
+        echo(f"[{study.paper}] time budget spent; what is left:\n" + plan_text(study, plan_rows(study, layout, quick), jobs))
     return failed
+
+
+def merge(study: Study, layout: Layout, sources: list[Path], quick: bool, echo) -> None:
+    """Add the cells of other machines to the study's archives, by cell id: ``sources`` are archive
+    files (``<experiment>.jsonl.gz``), results roots holding ``records/<paper>/`` archives, or results
+    roots holding ``<paper>/<out>/`` folders.  A cell whose records differ (but for provenance and
+    timings) is an error naming it."""
+    from .config import expand
+
+    for e in study.selected(quick):
+        archive = open_archive(study, layout, e, quick)
+        ids = {c.id for c in expand(archive.config)}
+        history = e.name in history_sources(study)
+        before = len(archive.records)
+        for src in map(Path, sources):
+            files = [src] if src.name == f"{e.name}{SUFFIX}" else [src / "records" / study.paper / f"{e.name}{SUFFIX}"]
+            for f in files:
+                if f.is_file():
+                    for cell, rec in Archive.read(f, e.name).records.items():
+                        if cell in ids:
+                            archive.add(rec, source=str(f))
+            if src.is_dir():
+                add_folder(archive, src / study.paper / e.out, ids, history)
+        archive.write()
+        if len(archive.records) > before:
+            echo(f"[{study.paper}] {e.name}: merged {len(archive.records) - before} cell(s)")
 
 
 def _sbatch(args: list[str], env: dict | None = None) -> str:
@@ -169,8 +328,8 @@ def build(study: Study, layout: Layout, echo) -> pd.DataFrame:
 
     entries, shown, notes = {}, {}, {}
     for t in study.tables.values():
-        roots = [layout.out(study, name) for name in t.sources]
-        roots = [r for r in roots if r.is_dir()]
+        roots = [layout.archive(study, name) for name in t.sources]
+        roots = [r for r in roots if r.is_file()]
         df, done = load_records(roots) if roots else (pd.DataFrame(), None)
         if df.empty:
             echo(f"[{study.paper}] table {t.name}: no finished cells (skipped)")
@@ -188,8 +347,8 @@ def build(study: Study, layout: Layout, echo) -> pd.DataFrame:
             notes[t.name] = done.message()
             echo(f"[{study.paper}] table {t.name}: warning: {done.message()}")
     for f in study.figures.values():
-        roots = [r for r in (layout.out(study, name) for name in f.sources) if r.is_dir()]
-        if not roots or not any(r.rglob("record.json") for r in roots):
+        roots = [r for r in (layout.archive(study, name) for name in f.sources) if r.is_file()]
+        if not any(Archive.read(r).records for r in roots):
             echo(f"[{study.paper}] figure {f.name}: no finished cells (skipped)")
             continue
         output = layout.figures / f.name
@@ -252,7 +411,27 @@ def page(study: Study, v: pd.DataFrame, layout: Layout, command: str) -> str:
         out += ["## Figures", ""]
         for f in figures:
             out += [f"![{f.title or f.name}]({_rel(layout.figures / f.name, here)})", ""]
+    out += provenance_section(study, layout)
     return "\n".join(out).rstrip() + "\n"
+
+
+def provenance_section(study: Study, layout: Layout) -> list[str]:
+    """Which code made the archived cells: per experiment, the git commits and their cell counts."""
+    rows = []
+    for name in study.experiments:
+        path = layout.archive(study, name)
+        if path.is_file():
+            commits = Archive.read(path, name).commits()
+            rows.append(f"| `{name}` | {sum(commits.values())} | "
+                        + ", ".join(f"`{c}` ({k})" for c, k in commits.items()) + " |")
+    if not rows:
+        return []
+    mixed = sum(", " in r for r in rows)
+    return ["## Provenance", "",
+            f"Records: `{_rel(layout.records / study.paper, Path.cwd())}/` (one archive per experiment). "
+            + (f"{mixed} experiment(s) hold cells made by different commits." if mixed else
+               "Each experiment's cells were made by one commit."), "",
+            "| experiment | cells | made by (commit: cells) |", "| --- | --- | --- |", *rows, ""]
 
 
 def status_table(studies: list[Study], tables: Path, docs: Path, readme_dir: Path) -> str:
@@ -282,9 +461,13 @@ def status_table(studies: list[Study], tables: Path, docs: Path, readme_dir: Pat
 
 
 def reproduce(studies: list[Study], *, results: Path, quick: bool, jobs: int, launcher: str, run: bool,
-              docs: Path | None, readme: Path | None, sbatch: dict, max_array_size: int, echo, show) -> list[str]:
+              docs: Path | None, readme: Path | None, sbatch: dict, max_array_size: int, echo, show,
+              deadline: float | None = None, rerun: tuple = (), merge_from: tuple = ()) -> list[str]:
     """Check every study, then run (local) or submit (slurm) its experiments; with the local launcher
-    (or ``run=False``) build tables, figures, verdicts and pages.  Returns the failed cells."""
+    (or ``run=False``) build tables, figures, verdicts and pages from the archives.  ``deadline``: no
+    cell starts after it; ``rerun``: experiments recomputed from scratch; ``merge_from``: archives or
+    results roots whose cells are merged first (:func:`merge`).  A study without any archived cell
+    is not built (its committed tables and page stay).  Returns the failed cells."""
     from .report import check_marker, fill_marker
 
     if launcher not in ("local", "slurm"):
@@ -305,10 +488,25 @@ def reproduce(studies: list[Study], *, results: Path, quick: bool, jobs: int, la
             submit_slurm(study, layout, quick=quick, sbatch=sbatch, max_array_size=max_array_size,
                          collect_args=flags, echo=echo)
         return []
+    for name in rerun:
+        if not any(name in st.experiments for st in studies):
+            raise ConfigError(f"reproduce --rerun '{name}': no such experiment in "
+                              f"{', '.join(st.paper for st in studies)}.")
     failed = []
     for study in studies:
+        if merge_from:
+            merge(study, layout, list(merge_from), quick, echo)
         if run:
-            failed += run_local(study, layout, quick=quick, jobs=jobs, echo=echo)
+            failed += run_local(study, layout, quick=quick, jobs=jobs, echo=echo, deadline=deadline,
+                                rerun=tuple(n for n in rerun if n in study.experiments))
+        else:
+            for e in study.selected(quick):     # a collect job (or this machine's results folders) archives first
+                if layout.out(study, e.name).is_dir():
+                    open_archive(study, layout, e, quick).write()
+        if not any(Archive.read(layout.archive(study, e.name)).records for e in study.selected(quick)):
+            echo(f"[{study.paper}] no archived cells: nothing to build (run it, or --merge the archives of the "
+                 f"machines that did)")
+            continue
         v = build(study, layout, echo)
         command = f"kernlearn reproduce {study.paper}" + (" --quick" if quick else "")
         with atomic_path(layout.docs / f"{study.paper}.md") as tmp:

@@ -7,10 +7,11 @@ import json
 import os
 import re
 import sys
-from concurrent.futures import ProcessPoolExecutor, as_completed
+import time
+from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from multiprocessing import get_all_start_methods, get_context
 from pathlib import Path
-from typing import Iterator, Sequence
+from typing import Callable, Collection, Iterator, Sequence
 
 import yaml
 
@@ -44,6 +45,29 @@ def array_index_from_env() -> int | None:
                               f"--array-index K to choose the task yourself.")
         return int(text) - first
     return None
+
+
+def parse_budget(text: str, option: str = "--budget") -> float:
+    """Seconds of a time budget: ``90s``, ``40m``, ``2h``, ``1h30m``, a number of seconds, or SLURM's
+    ``--time`` forms (``MM``, ``MM:SS``, ``HH:MM:SS``, ``D-HH``, ``D-HH:MM``, ``D-HH:MM:SS``)."""
+    value = str(text).strip().lower()
+    units = re.fullmatch(r"(?:(\d+(?:\.\d+)?)h)?(?:(\d+(?:\.\d+)?)m)?(?:(\d+(?:\.\d+)?)s)?", value)
+    if value and units and any(units.groups()):
+        h, m, sec = (float(g) if g else 0.0 for g in units.groups())
+        return 3600 * h + 60 * m + sec
+    slurm = re.fullmatch(r"(?:(\d+)-)?(\d+)(?::(\d+))?(?::(\d+))?", value)
+    if slurm:
+        days, a, b, c = slurm.groups()
+        if days is not None:                     # D-HH[:MM[:SS]]
+            parts = [int(a), int(b or 0), int(c or 0)]
+        elif c is not None:                      # HH:MM:SS
+            parts = [int(a), int(b), int(c)]
+        elif b is not None:                      # MM:SS
+            parts = [0, int(a), int(b)]
+        else:                                    # MM (SLURM) -- a bare number here means seconds
+            return float(a)
+        return 86400 * int(days or 0) + 3600 * parts[0] + 60 * parts[1] + parts[2]
+    raise ConfigError(f"{option} '{text}': expected a duration such as 90s, 40m, 2h, 1h30m, or HH:MM:SS.")
 
 
 def task_count(n_cells: int, cells_per_task: int) -> int:
@@ -179,7 +203,7 @@ def iteration_limit(cell: Cell) -> int | None:
 
 
 def run_cells(cells: list[Cell], out: Path, *, where: str, jobs: int = 1, force: bool = False,
-              progress=None) -> Iterator[tuple[Cell, dict | None, str | None]]:
+              progress=None, deadline: float | None = None) -> Iterator[tuple[Cell, dict | None, str | None]]:
     """Run cells (skipping finished ones), in ``jobs`` worker processes; yield results as they finish.
 
     Finished cells are rerun (and replaced atomically) when ``force`` is set.
@@ -189,34 +213,51 @@ def run_cells(cells: list[Cell], out: Path, *, where: str, jobs: int = 1, force:
     ``progress``: a :class:`~kernlearn_cli.progress.RunProgress` whose ``-v`` iteration callbacks
     the cells get (with workers: lines), or None.  Every cell limits BLAS to
     ``KERNLEARN_BLAS_THREADS`` threads (default 1), so N workers do not oversubscribe the cores
-    and a cell gives the same bits whichever process runs it.
+    and a cell gives the same bits whichever process runs it.  ``deadline`` (``time.monotonic()``):
+    no cell starts after it (the cells running then finish); the cells not started are not yielded.
     """
     if jobs < 1:
         raise ConfigError(f"--jobs must be >= 1, got {jobs}.")
     verbose = progress is not None and progress.verbose
+    spent = lambda: deadline is not None and time.monotonic() >= deadline  # noqa: E731
     if jobs == 1 or len(cells) <= 1:
         for cell in cells:
+            if spent():
+                return
             yield _run_one(cell, out, where, force, progress.iterations(cell, iteration_limit(cell)) if verbose
                            else None)
         return
     # fork (where available) starts workers with everything already imported and compiled
     ctx = get_context("fork" if "fork" in get_all_start_methods() else "spawn")
+    waiting = list(reversed(cells))
     with ProcessPoolExecutor(max_workers=min(jobs, len(cells)), mp_context=ctx) as pool:
-        futures = [pool.submit(_run_one, cell, out, where, force, True if verbose else None) for cell in cells]
+        running: set = set()
         try:
-            for fut in as_completed(futures):
-                yield fut.result()
+            while waiting or running:      # at most `jobs` cells submitted, so a spent budget starts no more
+                while waiting and len(running) < jobs and not spent():
+                    running.add(pool.submit(_run_one, waiting.pop(), out, where, force, True if verbose else None))
+                if not running:
+                    return
+                done, running = wait(running, return_when=FIRST_COMPLETED)
+                for fut in done:
+                    yield fut.result()
         except BaseException:
-            for fut in futures:
+            for fut in running:
                 fut.cancel()
             raise
 
 
 def run_config(config: Path, out: Path | None, overrides: Sequence[str], seed: int | None = None, *,
                jobs: int = 1, array_index: int | None = None, cells_per_task: int = 1, force: bool = False,
-               verbose: int = 0, per_cell: bool = True) -> tuple[Path, list[str]]:
+               verbose: int = 0, per_cell: bool = True, skip: Collection[str] = (), deadline: float | None = None,
+               on_result: Callable | None = None) -> tuple[Path, list[str]]:
     """``kernlearn run`` without the table: check, claim the folder, run the (selected) cells; returns
-    the results folder and the failed cells (the others are finished).  ``per_cell``: a line per cell."""
+    the results folder and the failed cells (the others are finished, or not started: ``deadline``).
+
+    ``per_cell``: a line per cell.  ``skip``: ids of cells finished elsewhere (archived), not run.
+    ``deadline`` (``time.monotonic()``): no cell starts after it.  ``on_result(cell, record)``: called
+    in this process as each cell finishes.
+    """
     from .config import Grid, expand, load
     from .experiment import check_cells
 
@@ -226,10 +267,12 @@ def run_config(config: Path, out: Path | None, overrides: Sequence[str], seed: i
                                                                   str(config))
     check_folder(out, cfg)                 # refuse a folder of another experiment before any work
     check_cells(cells, str(config))        # every setting, and the data it names, before anything is written
+    cells = [c for c in cells if c.id not in set(skip)]
     claimed = claim_folder(out, cfg)
     try:
         failed = run_with_progress(cfg, cells, out, str(config), jobs=jobs, force=force, verbose=verbose,
-                                   per_cell=per_cell)
+                                   per_cell=per_cell, deadline=deadline, on_result=on_result,
+                                   archived=len(skip))
     except BaseException:
         if claimed:                        # unless a cell finished, leave the folder as it was
             release_folder(out)
@@ -244,9 +287,11 @@ def failed_error(failed: list[str]) -> KernlearnError:
 
 
 def run_with_progress(cfg: dict, cells, out: Path, where: str, *, jobs: int, force: bool, verbose: int,
-                      per_cell: bool = True) -> list[str]:
+                      per_cell: bool = True, deadline: float | None = None, on_result: Callable | None = None,
+                      archived: int = 0) -> list[str]:
     """Run the cells with progress (:class:`~kernlearn_cli.progress.RunProgress`: a bar on a terminal,
-    lines in a log, one line on Ctrl-C) and (``per_cell``) one line per cell; returns the failed cells."""
+    lines in a log, one line on Ctrl-C) and (``per_cell``) one line per cell; returns the failed cells.
+    ``deadline``, ``on_result``: :func:`run_config`; ``archived``: cells left out as finished elsewhere."""
     from .progress import RunProgress
     from .report import convergence
 
@@ -257,10 +302,15 @@ def run_with_progress(cfg: dict, cells, out: Path, where: str, *, jobs: int, for
                 f"  {metrics}")
 
     with RunProgress(cfg["name"], len(cells), per_cell=per_cell, verbose=bool(verbose)) as progress:
-        for cell, record, error in run_cells(cells, out, where=where, jobs=jobs, force=force, progress=progress):
+        for cell, record, error in run_cells(cells, out, where=where, jobs=jobs, force=force, progress=progress,
+                                             deadline=deadline):
             progress.cell(cell, record, error, describe)
+            if record is not None and on_result is not None:
+                on_result(cell, record)
+    late = len(cells) - progress.finished
     print(f"{progress.run} cell(s) run, {progress.skipped} already finished, {len(progress.failed)} failed, "
-          f"results in {out}" + (f"; each failure's reason is in its cell's failed.json" if progress.failed else ""),
+          + (f"{archived} archived, " if archived else "") + (f"{late} not started (time budget spent), " if late else "")
+          + f"results in {out}" + (f"; each failure's reason is in its cell's failed.json" if progress.failed else ""),
           file=sys.stderr)
     return progress.failed
 
@@ -285,6 +335,8 @@ def sbatch_script(config: Path, out: Path, n_tasks: int, cells_per_task: int, *,
     saying it is done, so no task compiles what another is compiling.  A warmup that fails only
     costs time: the task then compiles what it needs itself.
     ``extra`` are further ``#SBATCH`` options (e.g. ``--constraint=avx2``), their values quoted like the others.
+    With ``time``, a task starts no cell after 90% of it (``kernlearn run --budget``), so it stops cleanly
+    and the next submission resumes.
     """
     import shlex
 
@@ -303,6 +355,9 @@ def sbatch_script(config: Path, out: Path, n_tasks: int, cells_per_task: int, *,
     warm = [python, "-m", "kernlearn_cli", "warmup", str(config), *sets]
     cmd = [python, "-m", "kernlearn_cli", "run", str(config), "--out", str(out),
            "--cells-per-task", str(cells_per_task), *sets]
+    if time:                                   # start no cell in the last tenth of the task's --time
+        limit = 60.0 * int(time) if time.strip().isdigit() else parse_budget(time, "--time")
+        cmd += ["--budget", f"{int(0.9 * limit)}s"]
     if seed is not None:
         cmd += ["--seed", str(seed)]
     quote = lambda args: " ".join(shlex.quote(c) for c in args)  # noqa: E731

@@ -48,6 +48,7 @@ class Experiment:
     jobs: int | None = None
     env: dict = field(default_factory=dict)
     quick: tuple | None = QUICK_SET
+    seconds_per_cell: float | None = None      # stated estimate of a cell's compute, for --plan
 
 
 @dataclass(frozen=True)
@@ -204,7 +205,7 @@ def _experiment(r: _Reader, name: str, spec, folder: Path) -> Experiment:
     if isinstance(spec, str):
         spec = {"config": spec}
     spec = r.mapping(spec, key)
-    r.keys(spec, key, {"config", "set", "out", "jobs", "env", "quick"}, {"config"})
+    r.keys(spec, key, {"config", "set", "out", "jobs", "env", "quick", "seconds_per_cell"}, {"config"})
     config = folder / r.text(spec["config"], f"{key}.config")
     if not config.is_file():
         r.fail(f"{key}.config", f"config file '{config}' not found")
@@ -222,8 +223,13 @@ def _experiment(r: _Reader, name: str, spec, folder: Path) -> Experiment:
         quick = r.mapping(quick if quick is not True else {}, f"{key}.quick")
         r.keys(quick, f"{key}.quick", {"set"})
         quick_set = r.strings(quick.get("set", list(QUICK_SET)), f"{key}.quick.set")
+    per_cell = spec.get("seconds_per_cell")
+    if per_cell is not None and (isinstance(per_cell, bool) or not isinstance(per_cell, (int, float)) or per_cell <= 0):
+        r.fail(f"{key}.seconds_per_cell", f"expected a number of seconds > 0 (the estimated compute of one cell), "
+                                          f"got {per_cell!r}")
     return Experiment(name, config, r.strings(spec.get("set", []), f"{key}.set"), out, jobs,
-                      {str(k): str(v) for k, v in env.items()}, quick_set)
+                      {str(k): str(v) for k, v in env.items()}, quick_set,
+                      float(per_cell) if per_cell is not None else None)
 
 
 def _table(r: _Reader, name: str, spec, experiments: dict) -> Table:

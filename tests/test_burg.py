@@ -6,7 +6,7 @@ import warnings
 import numpy as np
 import pytest
 
-from kernlearn_cli.errors import ConfigError, InfeasibleError
+from kernlearn_cli.errors import ConfigError, DataError, InfeasibleError
 from kernlearn_cli.solvers.burg import burg
 from kernlearn_cli.types import PAIR_KINDS, Constraints
 
@@ -148,6 +148,6 @@ def test_bad_settings():
     empty = Constraints(np.array([], int), np.array([], int), np.array([], np.int8), np.array([]))
     with pytest.raises(ConfigError, match="empty"):
         burg(G0, empty)
-    with pytest.raises(ConfigError, match="slack"):
+    with pytest.raises(DataError, match="slack"):       # the constraint set, not a setting: the cell fails
         burg(G0, Constraints.from_lists([0], [1], ["sim_le"], [1.0]), slack=1.0)
     assert math.isinf(burg(G0, C).info["slack"])

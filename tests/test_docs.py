@@ -92,6 +92,10 @@ COMMANDS = {
         run("kernlearn reproduce PAPER --no-run"),              # hu2013's cells take hours: TINY_STANDIN
     "kernlearn reproduce all --check":
         run(),
+    "kernlearn reproduce li2009 --plan":
+        run(),
+    "kernlearn reproduce li2009 --budget 40m":
+        not_run("runs the Li et al. study for up to 40 minutes (`reproduce PAPER --budget 40m` runs on a tiny study)"),
     # README.md: command line
     "kernlearn run CONFIG":
         run(),
@@ -147,6 +151,14 @@ COMMANDS = {
         run(),
     "kernlearn reproduce PAPER --check":
         run(),
+    "kernlearn reproduce PAPER --plan":
+        run(),
+    "kernlearn reproduce PAPER --budget 40m":
+        run(),
+    "kernlearn reproduce PAPER --rerun EXPERIMENT":
+        run("kernlearn reproduce PAPER --rerun burg"),
+    "kernlearn reproduce PAPER --merge DIR_OR_ARCHIVE":
+        run("kernlearn reproduce PAPER --no-run --merge results"),   # the run's own root: merges nothing new
 }
 
 # The one cell CELL_DIR stands for: an inductive solver on the quick run's data.

@@ -212,7 +212,7 @@ def test_reproduce_end_to_end(tmp_path, inproc):
 
     before = {p: p.read_bytes() for p in (results / "tables").glob("tiny_acc.*")}
     code, out, err = inproc(*args)                       # resumes: nothing left to run, same tables
-    assert code == 0 and "0 cell(s) run, 4 already finished" in err
+    assert code == 0 and "0 cell(s) run, 0 already finished, 0 failed, 4 archived" in err
     assert {p: p.read_bytes() for p in before} == before
 
 

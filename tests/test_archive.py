@@ -1,0 +1,181 @@
+"""Record archives (issue 32): a study's finished cells committed as one deterministic file per
+experiment; tables from the archive alone; time budgets; kills; damaged lines; merges."""
+
+import gzip
+import json
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+import yaml
+
+from conftest import REPO
+from kernlearn_cli.archive import Archive, ArchiveError, essence
+from kernlearn_cli.runner import parse_budget
+
+#: A tiny study: 12 Burg cells on iris (a few seconds), one table.
+CONFIG = {"name": "tiny", "seed": 0, "grid": {"constraints.count": [30, 100, 300], "seed": "range(4)"},
+          "dataset": {"name": "iris"}, "kernel": {"name": "linear"},
+          "constraints": {"name": "idealized_pairs", "count": 10}, "solver": {"name": "burg", "slack": 1.0},
+          "evaluate": [{"name": "knn_accuracy", "k": 5, "repeats": 2}]}
+STUDY = {"paper": "tinypaper", "title": "A tiny paper",
+         "experiments": {"burg": {"config": "tiny.yaml", "seconds_per_cell": 0.5}},
+         "tables": {"tiny_acc": {"title": "accuracy", "from": ["burg"], "metric": "knn_accuracy",
+                                 "rows": "constraints.count", "cols": "solver"},
+                    "tiny_long": {"from": ["burg"]}},
+         "numbers": [{"table": "tiny_acc", "row": 30, "col": "burg", "paper": 0.9, "rule": "abs 0.1",
+                      "where": "Table 1"}]}
+
+
+@pytest.fixture
+def study(tmp_path):
+    folder = tmp_path / "tinypaper"
+    folder.mkdir()
+    (folder / "tiny.yaml").write_text(yaml.safe_dump(CONFIG))
+    (folder / "study.yaml").write_text(yaml.safe_dump(STUDY, sort_keys=False))
+    return folder / "study.yaml"
+
+
+def reproduce(study, root, *args, check=True):
+    res = subprocess.run([sys.executable, "-m", "kernlearn_cli", "reproduce", str(study), "--results", str(root),
+                          "--docs", str(root / "docs"), "--no-readme", "--jobs", "1", *map(str, args)],
+                         capture_output=True, text=True)
+    if check:
+        assert res.returncode == 0, res.stderr[-2000:]
+    return res
+
+
+def essences(root):
+    return {c: essence(r) for c, r in Archive.read(root / "records" / "tinypaper" / "burg.jsonl.gz").records.items()}
+
+
+@pytest.fixture
+def whole(study, tmp_path):
+    """One uninterrupted run."""
+    root = tmp_path / "whole"
+    reproduce(study, root)
+    return root
+
+
+def test_archive_is_deterministic_and_sorted(whole):
+    path = whole / "records" / "tinypaper" / "burg.jsonl.gz"
+    data = path.read_bytes()
+    assert data[4:8] == b"\0\0\0\0"                                  # gzip mtime 0
+    lines = gzip.decompress(data).decode().splitlines()
+    assert json.loads(lines[0])["kernlearn_archive"] == 1 and len(lines) == 13
+    cells = [json.loads(ln)["cell"] for ln in lines[1:]]
+    assert cells == sorted(cells)
+    archive = Archive.read(path)
+    assert archive.image() == data and archive.write() is False           # rewriting changes no byte
+    rec = archive.records[cells[0]]
+    assert rec["provenance"]["kernlearn_version"] and "wall_seconds" in rec["provenance"]
+
+
+def test_killed_budgeted_run_resumes_to_the_same_archive(study, whole, tmp_path):
+    """A budgeted run, then a run SIGKILLed mid-way, then a resumed run: the same records (but for
+    provenance and timings) as one uninterrupted run."""
+    root = tmp_path / "pieces"
+    first = reproduce(study, root, "--budget", "1s")
+    assert "time budget spent" in first.stderr and "tinypaper: experiment | cells | archived" in first.stderr
+    cmd = [sys.executable, "-m", "kernlearn_cli", "reproduce", str(study), "--results", str(root), "--docs",
+           str(root / "docs"), "--no-readme", "--jobs", "1"]
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    start = len(list((root / "tinypaper" / "burg").glob("*/record.json")))
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and len(list((root / "tinypaper" / "burg").glob("*/record.json"))) < start + 2:
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    assert len(list((root / "tinypaper" / "burg").glob("*/record.json"))) < 12, "the kill came too late"
+    reproduce(study, root)
+    assert essences(root) == essences(whole)
+    for name in ("tiny_acc.csv", "tiny_long.csv"):
+        assert (root / "tables" / name).read_bytes() == (whole / "tables" / name).read_bytes()
+
+
+def test_no_run_rebuilds_from_the_archive_alone(study, whole, tmp_path):
+    """A fresh clone has the archive and no results folders: --no-run rebuilds tables and page byte for byte."""
+    clone = tmp_path / "clone"
+    (clone / "records").mkdir(parents=True)
+    (clone / "records" / "tinypaper").symlink_to(whole / "records" / "tinypaper")
+    res = reproduce(study, clone, "--no-run")
+    assert not (clone / "tinypaper").exists()
+    for name in ("tiny_acc.csv", "tiny_acc.md", "tiny_long.md", "tinypaper_verdicts.csv"):
+        assert (clone / "tables" / name).read_bytes() == (whole / "tables" / name).read_bytes(), name
+    page = (clone / "docs" / "tinypaper.md").read_text()
+    assert page == (whole / "docs" / "tinypaper.md").read_text() and "## Provenance" in page
+    assert "tinypaper: 0 of 1" in res.stdout or "tinypaper:" in res.stdout
+
+
+def test_a_run_skips_archived_cells_without_their_factors(study, whole):
+    """Archived cells are finished, also when the factors are not on this machine."""
+    import shutil
+
+    shutil.rmtree(whole / "tinypaper")
+    res = reproduce(study, whole)
+    assert "0 cell(s) run, 0 already finished, 0 failed, 12 archived" in res.stderr
+
+
+def test_damaged_line_is_named_and_rerun_repairs_it(study, whole):
+    path = whole / "records" / "tinypaper" / "burg.jsonl.gz"
+    lines = gzip.decompress(path.read_bytes()).decode().splitlines()
+    lines[3] = lines[3][: len(lines[3]) // 2]                          # a torn record
+    path.write_bytes(gzip.compress(("\n".join(lines) + "\n").encode()))
+    damaged = path.read_bytes()
+    res = reproduce(study, whole, "--no-run", check=False)
+    assert res.returncode == 2 and f"record archive '{path}', line 4" in res.stderr and "Traceback" not in res.stderr
+    assert "--rerun burg" in res.stderr and path.read_bytes() == damaged       # the file is left as it was
+    reproduce(study, whole, "--rerun", "burg")
+    assert len(Archive.read(path).records) == 12
+
+
+def test_merge_two_halves_equals_the_whole_and_refuses_a_conflict(study, whole, tmp_path):
+    full = Archive.read(whole / "records" / "tinypaper" / "burg.jsonl.gz")
+    cells = sorted(full.records)
+    halves = []
+    for k, part in enumerate((cells[:5], cells[5:])):
+        half = Archive(tmp_path / f"m{k}" / "burg.jsonl.gz", "burg", full.config, {c: full.records[c] for c in part})
+        half.write()
+        halves.append(half.path)
+    merged = tmp_path / "merged"
+    reproduce(study, merged, "--no-run", "--merge", halves[0], "--merge", halves[1])
+    path = merged / "records" / "tinypaper" / "burg.jsonl.gz"
+    assert path.read_bytes() == full.path.read_bytes()
+    assert (merged / "tables" / "tiny_acc.csv").read_bytes() == (whole / "tables" / "tiny_acc.csv").read_bytes()
+    # a machine whose cell differs (e.g. other code): refused, naming the cell
+    other = json.loads(json.dumps(full.records[cells[0]]))
+    other["metrics"]["knn_accuracy"] += 0.01
+    other["provenance"]["git_commit"] = "0" * 40
+    Archive(tmp_path / "bad" / "burg.jsonl.gz", "burg", full.config, {cells[0]: other}).write()
+    res = reproduce(study, merged, "--no-run", "--merge", tmp_path / "bad" / "burg.jsonl.gz", check=False)
+    assert res.returncode == 2 and f"cell {cells[0]}" in res.stderr and "metrics" in res.stderr
+    assert path.read_bytes() == full.path.read_bytes()
+    # a results root of another machine (its folders, no archive) merges the same
+    import shutil
+
+    shutil.rmtree(whole / "records")
+    again = tmp_path / "again"
+    reproduce(study, again, "--no-run", "--merge", whole)
+    assert essences(again) == {c: essence(r) for c, r in full.records.items()}
+
+
+def test_plan_estimates_from_the_study_then_the_archive(study, whole, tmp_path):
+    res = reproduce(study, tmp_path / "empty", "--plan")
+    assert "burg | 12 | 0 | 12 | 6s (0.5 s per cell, from the study)" in res.stdout
+    res = reproduce(study, whole, "--plan")
+    assert "burg | 12 | 12 | 0 | -" in res.stdout
+
+
+def test_archive_add_and_budget_parsing(tmp_path):
+    a = Archive(tmp_path / "x.jsonl.gz", "x")
+    rec = {"cell": "c", "experiment": "e", "grid": {}, "seed": 0, "solver": "s", "dataset": "d", "constraints": 1,
+           "n": 2, "rank0": 1, "converged": True, "iterations": 3, "objective": 0.5, "seconds": 1.0, "metrics": {},
+           "provenance": {"git_commit": "a" * 40}}
+    assert a.add(rec, "here") is True
+    assert a.add({**rec, "seconds": 9.0, "provenance": {"git_commit": "b" * 40}}, "there") is False   # the same result
+    with pytest.raises(ArchiveError, match="cell c of experiment 'x'.*iterations"):
+        a.add({**rec, "iterations": 4}, "there")
+    assert a.commits() == {"aaaaaaaaaa": 1}
+    assert parse_budget("40m") == 2400 and parse_budget("1h30m") == 5400 and parse_budget("02:00:00") == 7200
