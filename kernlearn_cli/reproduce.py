@@ -157,8 +157,10 @@ def open_archive(study: Study, layout: Layout, e, quick: bool, *, fresh: bool = 
 
 
 def plan_rows(study: Study, layout: Layout, quick: bool) -> list[dict]:
-    """Per experiment: cells, archived, left, and the estimated compute left (seconds): the mean wall
-    time of its archived cells, else the study's ``seconds_per_cell``, times the cells left."""
+    """Per experiment: cells, archived, left, and the estimated compute left (seconds): the mean CPU
+    time of its archived cells (their wall time for records made before CPU time was recorded), else
+    the study's ``seconds_per_cell``, times the cells left.  CPU time, not wall time: a busy machine
+    stretches the wall time of the cells, not their compute."""
     from .config import expand
 
     rows = []
@@ -166,7 +168,8 @@ def plan_rows(study: Study, layout: Layout, quick: bool) -> list[dict]:
         ids = {c.id for c in expand(expected_config(e, quick))}
         archive = Archive.read(layout.archive(study, e.name), e.name)
         done = [r for c, r in archive.records.items() if c in ids]
-        walls = [(r.get("provenance") or {}).get("wall_seconds", r["seconds"]) for r in done]
+        prov = [r.get("provenance") or {} for r in done]
+        walls = [p.get("cpu_seconds", p.get("wall_seconds", r["seconds"])) for p, r in zip(prov, done)]
         per_cell, basis = ((sum(walls) / len(walls), "archive") if walls else
                            (e.seconds_per_cell, "study") if e.seconds_per_cell else (None, "unknown"))
         left = len(ids) - len(done)
@@ -465,9 +468,12 @@ def reproduce(studies: list[Study], *, results: Path, quick: bool, jobs: int, la
               deadline: float | None = None, rerun: tuple = (), merge_from: tuple = ()) -> list[str]:
     """Check every study, then run (local) or submit (slurm) its experiments; with the local launcher
     (or ``run=False``) build tables, figures, verdicts and pages from the archives.  ``deadline``: no
-    cell starts after it; ``rerun``: experiments recomputed from scratch; ``merge_from``: archives or
-    results roots whose cells are merged first (:func:`merge`).  A study without any archived cell
-    is not built (its committed tables and page stay).  Returns the failed cells."""
+    cell starts after it.  A study whose archive is incomplete after a budgeted run or with ``run``
+    off is not built (a piece of a long study never replaces its tables with partial ones; a
+    study's first full run builds them, with its failed cells missing); ``rerun``: experiments recomputed from
+    scratch; ``merge_from``: archives or results roots whose cells are merged first (:func:`merge`).
+    A study without any archived cell is not built (its committed tables and page stay).  Returns
+    the failed cells."""
     from .report import check_marker, fill_marker
 
     if launcher not in ("local", "slurm"):
@@ -503,6 +509,13 @@ def reproduce(studies: list[Study], *, results: Path, quick: bool, jobs: int, la
             for e in study.selected(quick):     # a collect job (or this machine's results folders) archives first
                 if layout.out(study, e.name).is_dir():
                     open_archive(study, layout, e, quick).write()
+        if not run or (deadline is not None and time.monotonic() >= deadline):
+            rows = plan_rows(study, layout, quick)
+            if any(r["left"] for r in rows) and any(r["archived"] for r in rows):   # a piece of the study
+                echo(f"[{study.paper}] incomplete ({sum(r['archived'] for r in rows)} of {sum(r['cells'] for r in rows)} "
+                     f"cells archived): tables, figures, verdicts and page are not rebuilt (the existing ones "
+                     f"stay); run it to finish (kernlearn reproduce {study.paper} --plan says what is left)")
+                continue
         if not any(Archive.read(layout.archive(study, e.name)).records for e in study.selected(quick)):
             echo(f"[{study.paper}] no archived cells: nothing to build (run it, or --merge the archives of the "
                  f"machines that did)")

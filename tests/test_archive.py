@@ -79,6 +79,8 @@ def test_killed_budgeted_run_resumes_to_the_same_archive(study, whole, tmp_path)
     root = tmp_path / "pieces"
     first = reproduce(study, root, "--budget", "1s")
     assert "time budget spent" in first.stderr and "tinypaper: experiment | cells | archived" in first.stderr
+    assert not (root / "tables").exists()                                     # a piece builds no partial tables
+    assert "incomplete (" in first.stderr or "no archived cells" in first.stderr
     cmd = [sys.executable, "-m", "kernlearn_cli", "reproduce", str(study), "--results", str(root), "--docs",
            str(root / "docs"), "--no-readme", "--jobs", "1"]
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -89,6 +91,8 @@ def test_killed_budgeted_run_resumes_to_the_same_archive(study, whole, tmp_path)
     proc.send_signal(signal.SIGKILL)
     proc.wait()
     assert len(list((root / "tinypaper" / "burg").glob("*/record.json"))) < 12, "the kill came too late"
+    res = reproduce(study, root, "--no-run")                                # killed: incomplete, not built
+    assert "incomplete (" in res.stderr and not (root / "tables").exists()
     reproduce(study, root)
     assert essences(root) == essences(whole)
     for name in ("tiny_acc.csv", "tiny_long.csv"):
