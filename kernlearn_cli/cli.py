@@ -193,7 +193,8 @@ def reproduce(paper: str = typer.Argument(..., help="A paper (kulis2006, tsuda20
               max_array_size: int = typer.Option(1000, "--max-array-size",
                                                  help="slurm: most tasks per array (cells are packed to fit).")):
     """Reproduce a paper: run (or resume) its study's experiments, build its tables and figures, and
-    print a verdict per paper number (ours, the paper's, the difference in sigma, reproduced/deviates)."""
+    print a verdict per statement of the paper (ours, the paper's, the rule, and its kind: reproduced,
+    deviates, lower bound, calibrated, not comparable or context)."""
     import time
 
     from .reproduce import Layout, check as check_study, plan_rows, plan_text, reproduce as reproduce_
@@ -211,8 +212,8 @@ def reproduce(paper: str = typer.Argument(..., help="A paper (kulis2006, tsuda20
         for study in studies:
             cells = check_study(study, quick)
             typer.echo(f"{study.paper}: ok ({len(study.selected(quick))} experiment(s), {cells} cell(s), "
-                       f"{len(study.tables)} table(s), {len(study.figures)} figure(s), {len(study.numbers)} "
-                       f"paper number(s))")
+                       f"{len(study.tables)} table(s), {len(study.figures)} figure(s), {len(study.statements)} "
+                       f"statement(s) of the paper)")
         return
     sbatch = dict(partition=partition, time=time_, mem=mem, cpus=1, account=account, qos=qos, extra=sbatch_arg)
     failed = reproduce_(studies, results=results, quick=quick, jobs=jobs, launcher=launcher, run=not no_run,

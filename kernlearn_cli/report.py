@@ -348,7 +348,7 @@ def pivot_keys(df: pd.DataFrame, metric: str, rows: str | None = None, cols: str
 
 def entry_stats(df: pd.DataFrame, metric: str, rows: str, cols: str, agg: str = "mean") -> pd.DataFrame:
     """Per entry (``row``, ``col``) of a paper table: ``value`` (the mean over seeds, or ``agg``),
-    ``std``, ``seeds`` (finished cells), ``unconverged`` (cells whose certificate was not met) and
+    ``std``, ``min``, ``max``, ``seeds`` (finished cells), ``unconverged`` (cells whose certificate was not met) and
     ``capped`` (cells that stopped on an iteration budget, :data:`CAPS`)."""
     keys = [df[rows], df[cols]]
     g = df.groupby(keys, dropna=False)[metric]
@@ -359,7 +359,7 @@ def entry_stats(df: pd.DataFrame, metric: str, rows: str, cols: str, agg: str = 
     stats.index.names = ["row", "col"]
     stats = stats.reset_index()
     return pd.DataFrame({"row": stats["row"], "col": stats["col"], "value": stats[agg], "std": stats["std"],
-                         "seeds": stats["size"], "unconverged": stats["unconverged"].astype(int),
+                         "min": stats["min"], "max": stats["max"], "seeds": stats["size"], "unconverged": stats["unconverged"].astype(int),
                          "capped": stats["capped"].astype(int)})
 
 

@@ -17,6 +17,7 @@ and a SLURM collect job archives its arrays' cells).
 
 from __future__ import annotations
 
+import json
 import os
 import shlex
 import subprocess
@@ -32,7 +33,8 @@ import pandas as pd
 from .archive import SUFFIX, Archive
 from .errors import ConfigError, KernlearnError
 from .io import RECORD, atomic_path, cell_state
-from .study import Study, tally, verdict_table, verdicts
+from .study import Study
+from .verdicts import TESTED, counts, paper_item, tally, verdict_table, verdicts
 
 STATUS_MARKER = "status"
 
@@ -156,26 +158,43 @@ def open_archive(study: Study, layout: Layout, e, quick: bool, *, fresh: bool = 
     return archive
 
 
+def _grid_point(grid: dict) -> str:
+    """A cell's grid values but the seed: the cells that differ only in their seed cost alike."""
+    return json.dumps({k: v for k, v in (grid or {}).items() if k != "seed"}, sort_keys=True, default=str)
+
+
 def plan_rows(study: Study, layout: Layout, quick: bool) -> list[dict]:
-    """Per experiment: cells, archived, left, and the estimated compute left (seconds): the mean CPU
-    time of its archived cells (their wall time for records made before CPU time was recorded), else
-    the study's ``seconds_per_cell``, times the cells left.  CPU time, not wall time: a busy machine
+    """Per experiment: cells, archived, left, and the estimated compute left (seconds).  A cell left
+    costs the mean CPU time of the archived cells at its grid point (its other seeds), else of all
+    the experiment's archived cells (their wall time for records made before CPU time was
+    recorded), else the study's ``seconds_per_cell``.  CPU time, not wall time: a busy machine
     stretches the wall time of the cells, not their compute."""
     from .config import expand
 
     rows = []
     for e in study.selected(quick):
-        ids = {c.id for c in expand(expected_config(e, quick))}
+        cells = {c.id: c for c in expand(expected_config(e, quick))}
         archive = Archive.read(layout.archive(study, e.name), e.name)
-        done = [r for c, r in archive.records.items() if c in ids]
-        prov = [r.get("provenance") or {} for r in done]
-        walls = [p.get("cpu_seconds", p.get("wall_seconds", r["seconds"])) for p, r in zip(prov, done)]
-        per_cell, basis = ((sum(walls) / len(walls), "archive") if walls else
-                           (e.seconds_per_cell, "study") if e.seconds_per_cell else (None, "unknown"))
-        left = len(ids) - len(done)
-        rows.append({"experiment": e.name, "cells": len(ids), "archived": len(done), "left": left,
-                     "seconds_left": None if per_cell is None else per_cell * left, "per_cell": per_cell,
-                     "basis": basis})
+        done = [r for c, r in archive.records.items() if c in cells]
+        costs: dict[str, list] = {}
+        for r in done:
+            p = r.get("provenance") or {}
+            costs.setdefault(_grid_point(r.get("grid")), []).append(p.get("cpu_seconds", p.get("wall_seconds",
+                                                                                             r["seconds"])))
+        every = [x for v in costs.values() for x in v]
+        mean = sum(every) / len(every) if every else e.seconds_per_cell
+        left = [c for i, c in cells.items() if i not in archive.records]
+        seconds, by_point = 0.0, 0
+        for c in left:
+            same = costs.get(_grid_point(c.grid_values))
+            by_point += bool(same)
+            seconds += sum(same) / len(same) if same else (mean or 0.0)
+        known = mean is not None or by_point == len(left)
+        basis = ("archive" + (f", {by_point} of {len(left)} left at an archived grid point" if left else "")
+                 if every else "study" if e.seconds_per_cell else "unknown")
+        rows.append({"experiment": e.name, "cells": len(cells), "archived": len(done), "left": len(left),
+                     "seconds_left": seconds if known else None,
+                     "per_cell": seconds / len(left) if known and left else mean, "basis": basis})
     return rows
 
 
@@ -195,9 +214,13 @@ def plan_text(study: Study, rows: list[dict], jobs: int) -> str:
             est = f"{clock(r['seconds_left'])} ({r['per_cell']:.1f} s per cell, from the {r['basis']})"
             total += r["seconds_left"]
         lines.append(f"  {r['experiment']} | {r['cells']} | {r['archived']} | {r['left']} | {est}")
-    lines.append(f"  total: {sum(r['left'] for r in rows)} cell(s) left, about {clock(total)} of compute "
-                 f"(about {clock(total / max(jobs, 1))} with --jobs {jobs})"
-                 + (f"; {unknown} experiment(s) without an estimate" if unknown else ""))
+    left = sum(r["left"] for r in rows)
+    if unknown and not total:
+        lines.append(f"  total: {left} cell(s) left, compute unknown ({unknown} experiment(s) without an estimate)")
+    else:
+        lines.append(f"  total: {left} cell(s) left, about {clock(total)} of compute "
+                     f"(about {clock(total / max(jobs, 1))} with --jobs {jobs})"
+                     + (f"; {unknown} more experiment(s) without an estimate" if unknown else ""))
     return "\n".join(lines)
 
 
@@ -324,7 +347,7 @@ def submit_slurm(study: Study, layout: Layout, *, quick: bool, sbatch: dict, max
 
 
 def build(study: Study, layout: Layout, echo) -> pd.DataFrame:
-    """The study's tables and figures from the finished cells, and the verdict per paper number
+    """The study's tables and figures from the finished cells, and the verdict per paper statement
     (written to ``<tables>/<paper>_verdicts``)."""
     from .report import (display, entry_stats, load_records, pivot, pivot_keys, plot_curves, plot_history,
                          plot_paths, summarize, write_tables)
@@ -364,7 +387,7 @@ def build(study: Study, layout: Layout, echo) -> pd.DataFrame:
             plot_history(roots, opts.pop("key", None), title=f.title or None, output=output, **opts)
         else:
             plot_paths(roots, opts.pop("y"), opts.pop("x"), title=f.title or None, output=output, **opts)
-    v = verdicts(study, entries)
+    v = verdicts(study.paper, study.statements, entries, {t.name: t.metric for t in study.tables.values()})
     with atomic_path(layout.tables / f"{study.paper}_verdicts.csv") as tmp:
         tmp.write_text(v.to_csv(index=False))
     with atomic_path(layout.tables / f"{study.paper}_verdicts.md") as tmp:
@@ -388,9 +411,12 @@ def page(study: Study, v: pd.DataFrame, layout: Layout, command: str) -> str:
            f"not this page. -->", ""]
     if study.summary:
         out += [study.summary, ""]
-    verdict = (f"**Verdict:** {tally(v)} of the paper's numbers (rules in [studies](../studies.md))." if len(v) else
-               "**Verdict:** none — the paper's text we work from prints no number to compare with; the tables "
-               "below are ours.")
+    if len(v) or study.untested:
+        verdict = (f"**Verdict:** {tally(v, len(study.untested))} (one verdict per statement of the paper; "
+                   f"kinds and rules in [studies](../studies.md)).")
+    else:
+        verdict = ("**Verdict:** none — the paper's text we work from prints no number to compare with; the "
+                   "tables below are ours.")
     out += [f"{verdict} "
             f"**Run it:** `kernlearn reproduce {study.paper}` (add `--quick` for a smoke run, "
             f"`--launcher slurm` for a cluster)." + (f" **Paper:** `{study.source}`." if study.source else ""), ""]
@@ -406,9 +432,12 @@ def page(study: Study, v: pd.DataFrame, layout: Layout, command: str) -> str:
             out += [f"Warning: {v.attrs['notes'][t.name]}", ""]
         if t.text:
             out += [t.text, ""]
-        mine = v[v["table"] == t.name]
+        mine = v[[s.entries[0].table == t.name for s in study.statements]] if len(v) else v
         if len(mine):
-            out += [f"The paper's numbers beside ours ({tally(mine)}):", "", verdict_table(mine), ""]
+            out += [f"The paper's statements beside ours ({tally(mine)}):", "", verdict_table(mine), ""]
+    if study.untested:
+        out += ["## Statements we cannot test", "", "| paper's statement | why |", "| --- | --- |",
+                *(f"| {' '.join(w.split())} | {' '.join(y.split())} |" for w, y in study.untested), ""]
     figures = [f for f in study.figures.values() if (layout.figures / f.name).exists()]
     if figures:
         out += ["## Figures", ""]
@@ -438,28 +467,39 @@ def provenance_section(study: Study, layout: Layout) -> list[str]:
 
 
 def status_table(studies: list[Study], tables: Path, docs: Path, readme_dir: Path) -> str:
-    """paper | table/figure | command | numbers reproduced (k of n) | link, from the verdict files."""
-    from .study import paper_item
-
-    lines = ["| paper | table / figure | command | reproduced | details |", "| --- | --- | --- | --- | --- |"]
+    """Per paper and per table / figure of it: the paper's statements (how many we test) and the
+    count of each verdict kind, from the verdict files and the studies' untested statements."""
+    kinds = ("reproduced", "deviates", "lower bound", "calibrated", "not comparable")
+    lines = ["| paper | table / figure | command | statements (tested) | " + " | ".join(kinds) + " | details |",
+             "| --- | --- | --- | --- | " + " | ".join("---" for _ in kinds) + " | --- |"]
     for study in studies:
         path = Path(tables) / f"{study.paper}_verdicts.csv"
         link = f"[{study.paper}]({_rel(Path(docs) / f'{study.paper}.md', readme_dir)})"
         command = f"`kernlearn reproduce {study.paper}`"
         if not path.is_file():                 # no page yet: link the study itself
             study_link = f"[study]({_rel(study.path, readme_dir)})"
-            lines.append(f"| {study.title} | – | {command} | not run yet | {study_link} |")
+            lines.append(f"| {study.title} | – | {command} | not run yet |" + " |" * len(kinds) + f" {study_link} |")
             continue
-        v = pd.read_csv(path)
-        if v.empty:
-            lines.append(f"| {study.title} | – | {command} | no numbers in the paper's text | {link} |")
+        v = pd.read_csv(path, keep_default_na=False, na_values=[""])
+        if "statement" not in v.columns:       # a verdict file of the rules before one verdict per statement
+            lines.append(f"| {study.title} | – | {command} | judged by the old rules (one verdict per number): "
+                         f"rejudged when its record archive is complete (`--plan` says what is left) |"
+                         + " |" * len(kinds) + f" {link} |")
             continue
-        items = list(dict.fromkeys(paper_item(w) for w in v["where"]))
+        v = v[v["verdict"] != "context"]
+        untested = [paper_item(w) for w, _ in study.untested]
+        if v.empty and not untested:
+            lines.append(f"| {study.title} | – | {command} | no numbers in the paper's text |" + " |" * len(kinds)
+                         + f" {link} |")
+            continue
+        items = list(dict.fromkeys([paper_item(w) for w in v["where"]] + untested))
         for k, item in enumerate(items):
-            part = v[[paper_item(w) == item for w in v["where"]]]
-            n, ok = len(part), int((part["verdict"] == "reproduced").sum())
+            c = counts(v[[paper_item(w) == item for w in v["where"]]])
+            stated = sum(c.values()) + untested.count(item)
+            tested = sum(c[x] for x in TESTED)
             lines.append(f"| {study.title if k == 0 else ''} | {item} | {command if k == 0 else ''} | "
-                         f"{ok} of {n} | {link if k == 0 else ''} |")
+                         f"{stated} ({tested}) | " + " | ".join(str(c[x]) for x in kinds)
+                         + f" | {link if k == 0 else ''} |")
     return "\n".join(lines)
 
 
@@ -524,7 +564,7 @@ def reproduce(studies: list[Study], *, results: Path, quick: bool, jobs: int, la
         command = f"kernlearn reproduce {study.paper}" + (" --quick" if quick else "")
         with atomic_path(layout.docs / f"{study.paper}.md") as tmp:
             tmp.write_text(page(study, v, layout, command))
-        show(f"\n## {study.paper}: {tally(v)}\n\n{verdict_table(v)}\n")
+        show(f"\n## {study.paper}: {tally(v, len(study.untested))}\n\n{verdict_table(v)}\n")
     if fill:
         from .study import find_studies, load_study, study_names
 

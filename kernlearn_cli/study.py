@@ -1,11 +1,9 @@
 """Studies: a paper's reproduction as data (``configs/papers/<paper>/study.yaml``).
 
 A study lists the experiments a paper needs (configs and their overrides), the tables and
-figures built from them, and the paper's own numbers with the rule each is judged by
-(``docs/studies.md`` is the reference).  This module reads and checks a study, compares
-every paper number with our table entry (:func:`verdicts`) and writes the per-paper page
-``docs/papers/<paper>.md`` and the status table; running the experiments is the CLI's
-(``kernlearn reproduce``).
+figures built from them, and the paper's statements with the entries and rule each is judged
+by (``docs/studies.md`` is the reference).  This module reads and checks a study; judging is
+:mod:`.verdicts`', running the experiments and writing pages the CLI's (``kernlearn reproduce``).
 """
 
 from __future__ import annotations
@@ -15,24 +13,22 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import numpy as np
-import pandas as pd
-
 from .errors import ConfigError
+from .verdicts import READS, Entry, Rule, Statement
 
 STUDY_FILE = "study.yaml"
 #: Where ``kernlearn reproduce PAPER`` looks for ``PAPER/study.yaml`` (relative to the working directory).
 STUDIES_DIR = Path("configs") / "papers"
 QUICK_SET = ("grid.seed=range(3)",)
 AGGS = ("mean", "min", "max")
+#: Metrics that are scores in [0, 1] (default rule without a spread: abs 0.02).
+SCORES = ("alignment", "error", "error_best", "error_loo", "knn_accuracy", "knn_error", "nka_score", "nmi",
+          "pairwise_accuracy", "svm_accuracy", "svm_accuracy_cv")
 _NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.+-]*$")
 _RULE = re.compile(r"^\s*(?:(?P<n>\d+(?:\.\d+)?)\s*sigma|(?P<kind>factor|rel|abs)\s+(?P<x>[0-9.eE+-]+)|"
                    r"(?P<bound>at_most|at_least))\s*$")
-VERDICT_COLUMNS = ("paper", "table", "row", "col", "metric", "ours", "ours_std", "seeds", "unconverged",
-                   "capped", "paper_value", "paper_std", "rule", "sigmas", "verdict", "where", "explanation")
-#: What a cell that stopped on an iteration budget gives a table: the value to compare (the paper's
-#: protocol had the same cap), or a lower bound on the count or time the paper measured.
-CAPPED = ("value", "lower_bound")
+#: A statement's kind: judged by its rule, or shown beside the paper without a verdict.
+STATEMENT_KINDS = ("judged", "not comparable", "context")
 
 
 @dataclass(frozen=True)
@@ -63,7 +59,6 @@ class Table:
     cols: str | None = None
     agg: str = "mean"
     text: str = ""
-    capped: str = "value"
 
 
 @dataclass(frozen=True)
@@ -76,44 +71,6 @@ class Figure:
     sources: tuple
     kind: str
     options: dict
-
-
-@dataclass(frozen=True)
-class Rule:
-    """How a number is judged: ``Nsigma``, ``factor F``, ``rel R``, ``abs A``, ``at_most``, ``at_least``."""
-
-    kind: str
-    x: float = 0.0
-
-    def __str__(self) -> str:
-        return {"sigma": f"{self.x:g}sigma", "at_most": "at_most", "at_least": "at_least"}.get(
-            self.kind, f"{self.kind} {self.x:g}")
-
-    def holds(self, ours: float, paper: float, std: float | None) -> bool:
-        """Whether ``ours`` reproduces ``paper`` under this rule."""
-        if self.kind == "sigma":
-            return abs(ours - paper) <= self.x * std
-        if self.kind == "factor":
-            return paper / self.x <= ours <= paper * self.x if paper > 0 else ours == paper
-        if self.kind == "rel":
-            return abs(ours - paper) <= self.x * abs(paper)
-        if self.kind == "abs":
-            return abs(ours - paper) <= self.x
-        return ours <= paper if self.kind == "at_most" else ours >= paper
-
-
-@dataclass(frozen=True)
-class Number:
-    """A number the paper reports, against the entry (row, col) of one of our tables."""
-
-    table: str
-    row: object
-    col: object
-    paper: float
-    std: float | None
-    rule: Rule
-    where: str
-    explanation: str = ""
 
 
 @dataclass
@@ -129,7 +86,8 @@ class Study:
     experiments: dict = field(default_factory=dict)
     tables: dict = field(default_factory=dict)
     figures: dict = field(default_factory=dict)
-    numbers: list = field(default_factory=list)
+    statements: list = field(default_factory=list)
+    untested: list = field(default_factory=list)       # (where, why) of statements we cannot test
 
     @property
     def folder(self) -> Path:
@@ -140,13 +98,18 @@ class Study:
         return [e for e in self.experiments.values() if not quick or e.quick is not None]
 
 
-def default_rule(metric: str | None, std: float | None) -> Rule:
-    """The rule of a number that names none (``docs/studies.md``): 2σ with a std; otherwise a
-    factor of 3 for iteration counts and times, 10% for anything else."""
-    if std is not None:
+def default_rule(metric: str | None, std: float | None, read: str = "value") -> Rule:
+    """The rule of a statement that names none (``docs/studies.md``): 2σ (of the difference) with
+    the paper's std; a factor of 2 on a gain; otherwise a factor of 3 for iteration counts and
+    times, an absolute 0.02 for scores in [0, 1] (accuracy, NMI) and 10% for anything else."""
+    if std is not None and read in ("value", "each"):
         return Rule("sigma", 2.0)
-    if metric in ("iterations", "seconds"):
+    if read == "gain":
+        return Rule("factor", 2.0)
+    if metric in ("iterations", "seconds") or (metric or "").startswith(("sweeps", "iterations")):
         return Rule("factor", 3.0)
+    if metric in SCORES:
+        return Rule("abs", 0.02)
     return Rule("rel", 0.1)
 
 
@@ -235,13 +198,10 @@ def _experiment(r: _Reader, name: str, spec, folder: Path) -> Experiment:
 def _table(r: _Reader, name: str, spec, experiments: dict) -> Table:
     key = f"tables.{name}"
     spec = r.mapping(spec, key)
-    r.keys(spec, key, {"title", "from", "metric", "rows", "cols", "agg", "text", "capped"}, {"from"})
+    r.keys(spec, key, {"title", "from", "metric", "rows", "cols", "agg", "text"}, {"from"})
     agg = spec.get("agg", "mean")
     if agg not in AGGS:
         r.fail(f"{key}.agg", f"'{agg}' is not one of {', '.join(AGGS)}")
-    capped = spec.get("capped", "value")
-    if capped not in CAPPED:
-        r.fail(f"{key}.capped", f"'{capped}' is not one of {', '.join(CAPPED)}")
     metric = spec.get("metric")
     if metric is None and any(k in spec for k in ("rows", "cols")):
         r.fail(key, "rows and cols lay out one metric; give metric too")
@@ -249,7 +209,7 @@ def _table(r: _Reader, name: str, spec, experiments: dict) -> Table:
                  None if metric is None else r.text(metric, f"{key}.metric"),
                  None if spec.get("rows") is None else r.text(spec["rows"], f"{key}.rows"),
                  None if spec.get("cols") is None else r.text(spec["cols"], f"{key}.cols"),
-                 agg, r.text(spec.get("text"), f"{key}.text"), capped)
+                 agg, r.text(spec.get("text"), f"{key}.text"))
 
 
 PLOT_OPTIONS = {"metric", "x", "by", "logx", "loglog"}
@@ -277,16 +237,18 @@ def _figure(r: _Reader, name: str, spec, experiments: dict) -> Figure:
                   kind, dict(options))
 
 
-def parse_rule(text, metric: str | None, std: float | None, r: _Reader, key: str) -> Rule:
+def parse_rule(text, metric: str | None, std: float | None, r: _Reader, key: str, read: str = "value") -> Rule:
     """A rule from its text (``2sigma``, ``factor 3``, ``rel 0.1``, ``abs 0.02``, ``at_most``, ``at_least``)."""
     if text is None:
-        return default_rule(metric, std)
+        return default_rule(metric, std, read)
     m = _RULE.match(str(text))
     if not m:
         r.fail(key, f"rule '{text}' is not one of: Nsigma (e.g. 2sigma), factor F, rel R, abs A, at_most, at_least")
     if m["n"]:
         if std is None:
             r.fail(key, f"rule '{text}' needs the paper's std (std: ...)")
+        if read not in ("value", "each"):
+            r.fail(key, f"rule '{text}' compares means; read '{read}' has none (use factor, rel, abs or a bound)")
         return Rule("sigma", float(m["n"]))
     if m["bound"]:
         return Rule(m["bound"])
@@ -300,20 +262,81 @@ def parse_rule(text, metric: str | None, std: float | None, r: _Reader, key: str
     return Rule(m["kind"], x)
 
 
-def _number(r: _Reader, k: int, spec, tables: dict) -> Number:
-    key = f"numbers[{k}]"
+def _entries(r: _Reader, spec, key: str, tables: dict, default_table=None) -> tuple:
+    """Entries from ``{table, row, col}`` mappings (a list of rows or cols: every combination)."""
+    specs = spec if isinstance(spec, list) else [spec]
+    if not specs:
+        r.fail(key, "expected at least one entry {table, row, col}")
+    out = []
+    for k, one in enumerate(specs):
+        where = f"{key}[{k}]" if isinstance(spec, list) else key
+        one = r.mapping(one, where)
+        r.keys(one, where, {"table", "row", "col"}, {"row", "col"} | (set() if default_table else {"table"}))
+        name = one.get("table", default_table)
+        table = tables.get(name)
+        if table is None:
+            r.fail(f"{where}.table", f"no table '{name}'; the study has {', '.join(tables)}")
+        if table.metric is None:
+            r.fail(f"{where}.table", f"table '{name}' is a long table; a statement reads a table with a metric")
+        rows = one["row"] if isinstance(one["row"], list) else [one["row"]]
+        cols = one["col"] if isinstance(one["col"], list) else [one["col"]]
+        out += [Entry(name, row, col) for row in rows for col in cols]
+    return tuple(out)
+
+
+def _statement(r: _Reader, k: int, spec, tables: dict) -> Statement:
+    key = f"statements[{k}]"
     spec = r.mapping(spec, key)
-    r.keys(spec, key, {"table", "row", "col", "paper", "std", "rule", "where", "explanation"},
-           {"table", "row", "col", "paper", "where"})
-    table = tables.get(spec["table"])
-    if table is None:
-        r.fail(f"{key}.table", f"no table '{spec['table']}'; the study has {', '.join(tables)}")
-    if table.metric is None:
-        r.fail(f"{key}.table", f"table '{table.name}' is a long table; numbers need a table with a metric")
+    r.keys(spec, key, {"where", "table", "row", "col", "entries", "start", "read", "paper", "std", "runs", "rule",
+                       "kind", "calibrated", "explanation", "holds"}, {"where", "paper"})
+    read = spec.get("read", "value")
+    if read not in READS:
+        r.fail(f"{key}.read", f"'{read}' is not one of {', '.join(READS)}")
+    kind = spec.get("kind", "judged")
+    if kind not in STATEMENT_KINDS:
+        r.fail(f"{key}.kind", f"'{kind}' is not one of {', '.join(STATEMENT_KINDS)}")
+    if ("entries" in spec) == ("row" in spec or "col" in spec):
+        r.fail(key, "give the entry as table, row, col or several as entries: [{table, row, col}, ...]")
+    entries = _entries(r, spec["entries"], f"{key}.entries", tables, spec.get("table")) if "entries" in spec \
+        else _entries(r, {x: spec.get(x) for x in ("table", "row", "col") if x in spec}, key, tables)
+    if read == "value" and len(entries) != 1:
+        r.fail(f"{key}.read", f"'value' reads one entry; {len(entries)} given (use each, max, min, range or gain)")
+    holds = spec.get("holds", "all")
+    if holds not in ("all", "most") or (holds == "most" and read not in ("each", "gain")):
+        r.fail(f"{key}.holds", f"'{holds}': all (default) or most (more than half of the entries; "
+                               f"read each or gain only)")
+    starts = ()
+    if read == "gain":
+        if "start" not in spec:
+            r.fail(key, "a gain needs start: the entry (or one per entry) it is measured from")
+        starts = _entries(r, spec["start"], f"{key}.start", tables, spec.get("table"))
+        if len(starts) not in (1, len(entries)):
+            r.fail(f"{key}.start", f"one start entry or one per entry ({len(entries)}); {len(starts)} given")
+    elif "start" in spec:
+        r.fail(f"{key}.start", "only a gain (read: gain) has a start")
+    paper = spec["paper"]
+    paper = tuple(r.number(x, f"{key}.paper") for x in (paper if isinstance(paper, list) else [paper]))
+    size = {"range": (2,), "gain": (1, 2)}.get(read, (1,))
+    if len(paper) not in size:
+        r.fail(f"{key}.paper", f"read '{read}' takes {' or '.join(map(str, size))} number(s), got {len(paper)}")
     std = None if spec.get("std") is None else r.number(spec["std"], f"{key}.std", positive=True)
-    return Number(table.name, spec["row"], spec["col"], r.number(spec["paper"], f"{key}.paper"), std,
-                  parse_rule(spec.get("rule"), table.metric, std, r, f"{key}.rule"),
-                  r.text(spec["where"], f"{key}.where"), r.text(spec.get("explanation"), f"{key}.explanation"))
+    runs = spec.get("runs")
+    if runs is not None and (isinstance(runs, bool) or not isinstance(runs, int) or runs < 1):
+        r.fail(f"{key}.runs", f"expected the paper's number of runs (an integer >= 1), got {runs!r}")
+    rule = parse_rule(spec.get("rule"), tables[entries[0].table].metric, std, r, f"{key}.rule", read)
+    if rule.kind == "sigma" and runs is None:
+        r.fail(f"{key}.runs", f"rule '{rule}' compares two means: give the paper's number of runs (runs: ...)")
+    return Statement(r.text(spec["where"], f"{key}.where"), entries, paper, rule, read, starts, std, runs, kind,
+                     r.text(spec.get("calibrated"), f"{key}.calibrated"), r.text(spec.get("explanation"),
+                                                                                 f"{key}.explanation"),
+                     holds == "most")
+
+
+def _untested(r: _Reader, k: int, spec) -> tuple:
+    key = f"untested[{k}]"
+    spec = r.mapping(spec, key)
+    r.keys(spec, key, {"where", "why"}, {"where", "why"})
+    return r.text(spec["where"], f"{key}.where"), r.text(spec["why"], f"{key}.why")
 
 
 def load_study(path: Path) -> Study:
@@ -329,7 +352,7 @@ def load_study(path: Path) -> Study:
         r.fail("file", "not UTF-8 text")
     data = r.mapping(data, "top level")
     r.keys(data, "top level", {"paper", "title", "source", "summary", "protocol", "experiments", "tables",
-                               "figures", "numbers"}, {"paper", "title", "experiments"})
+                               "figures", "statements", "untested"}, {"paper", "title", "experiments"})
     paper = r.text(data["paper"], "paper")
     if paper != path.parent.name:
         r.fail("paper", f"'{paper}' must be the name of the study's folder, '{path.parent.name}'")
@@ -345,12 +368,14 @@ def load_study(path: Path) -> Study:
         tables[name] = _table(r, name, spec, experiments)
     figures = {name: _figure(r, name, spec, experiments)
                for name, spec in r.mapping(data.get("figures") or {}, "figures").items()}
-    numbers = data.get("numbers") or []
-    if not isinstance(numbers, list):
-        r.fail("numbers", "expected a list")
+    statements, untested = data.get("statements") or [], data.get("untested") or []
+    for key, value in (("statements", statements), ("untested", untested)):
+        if not isinstance(value, list):
+            r.fail(key, "expected a list")
     return Study(paper, r.text(data["title"], "title"), path, r.text(data.get("source"), "source"),
                  r.text(data.get("summary"), "summary"), r.text(data.get("protocol"), "protocol"),
-                 experiments, tables, figures, [_number(r, k, spec, tables) for k, spec in enumerate(numbers)])
+                 experiments, tables, figures, [_statement(r, k, spec, tables) for k, spec in enumerate(statements)],
+                 [_untested(r, k, spec) for k, spec in enumerate(untested)])
 
 
 def study_names(root: Path = STUDIES_DIR) -> list[str]:
@@ -377,105 +402,3 @@ def find_studies(paper: str, root: Path = STUDIES_DIR) -> list[Path]:
         raise ConfigError(f"reproduce: no study '{paper}' (looked for {Path(root) / paper / STUDY_FILE}).{did_you_mean(paper, names)} "
                           f"Valid: {', '.join(names + ['all']) or 'all'}, or the path of a study.yaml.")
     return [Path(root) / paper / STUDY_FILE]
-
-
-# ---- verdicts ------------------------------------------------------------------------------
-
-def _same_label(a, b) -> bool:
-    """Table labels compare as numbers when both read as numbers (YAML's 1e-3 is a string)."""
-    try:
-        return float(a) == float(b)
-    except (TypeError, ValueError):
-        return str(a) == str(b)
-
-
-def judge(number: Number, ours: float | None, lower_bound: bool = False) -> tuple[str, float | None]:
-    """(verdict, difference in the paper's σ) of one number given our value.
-
-    With ``lower_bound`` ours only bounds the true value from below (a run stopped on its budget):
-    the verdict is ``deviates`` when every value from ours up fails the rule, ``reproduced`` when
-    every one passes (``at_least``), and ``lower bound`` when it cannot be told."""
-    sigmas = None if ours is None or number.std is None else (ours - number.paper) / number.std
-    if ours is None or not np.isfinite(ours):
-        return "missing", sigmas
-    holds = number.rule.holds(ours, number.paper, number.std)
-    if not lower_bound:
-        return ("reproduced" if holds else "deviates"), sigmas
-    if number.rule.kind == "at_least":
-        return ("reproduced" if holds else "lower bound"), sigmas
-    return ("lower bound" if holds or ours < number.paper else "deviates"), sigmas
-
-
-def verdicts(study: Study, entries: dict[str, pd.DataFrame]) -> pd.DataFrame:
-    """One row per paper number: ours (the table entry's statistic, std, seeds, cells that did not
-    converge), the paper's value and std, the rule, the difference in σ and the verdict.
-
-    ``entries`` maps a table name to :func:`report.entry_stats` of its records (keys ``row``,
-    ``col``, ``value``, ``std``, ``seeds``, ``unconverged``); an absent table or entry gives the
-    verdict ``missing``."""
-    rows = []
-    for number in study.numbers:
-        table = study.tables[number.table]
-        stats = entries.get(number.table)
-        hit = None
-        if stats is not None:
-            match = [i for i, (r, c) in enumerate(zip(stats["row"], stats["col"]))
-                     if _same_label(r, number.row) and _same_label(c, number.col)]
-            hit = stats.iloc[match[0]] if match else None
-        ours = None if hit is None else float(hit["value"])
-        capped = 0 if hit is None else int(hit.get("capped", 0))
-        verdict, sigmas = judge(number, ours, lower_bound=table.capped == "lower_bound" and capped > 0)
-        rows.append({"paper": study.paper, "table": number.table, "row": number.row, "col": number.col,
-                     "metric": table.metric, "ours": ours,
-                     "ours_std": None if hit is None else float(hit["std"]),
-                     "seeds": 0 if hit is None else int(hit["seeds"]),
-                     "unconverged": 0 if hit is None else int(hit["unconverged"]), "capped": capped,
-                     "paper_value": number.paper, "paper_std": number.std, "rule": str(number.rule),
-                     "sigmas": sigmas, "verdict": verdict, "where": number.where,
-                     "explanation": number.explanation})
-    return pd.DataFrame(rows, columns=list(VERDICT_COLUMNS))
-
-
-def _fmt(value, digits: int = 4) -> str:
-    if value is None or (isinstance(value, float) and not np.isfinite(value)):
-        return "–"
-    return f"{value:.{digits}g}"
-
-
-def verdict_table(v: pd.DataFrame, *, explain: bool = True) -> str:
-    """The verdicts as Markdown: entry, ours (± std, seeds, † if it includes unconverged cells),
-    the paper's, Δ in σ, rule, verdict; the explanations of deviations numbered below (each once)."""
-    from .report import MARK
-
-    lines = ["| table | entry | ours | paper | Δ (σ) | rule | verdict |", "| --- | --- | --- | --- | --- | --- | --- |"]
-    notes = []
-    for _, x in v.iterrows():
-        ours = "–" if x["ours"] is None or pd.isna(x["ours"]) else \
-            f"{_fmt(x['ours'])} ± {_fmt(x['ours_std'], 2)} (n={x['seeds']})" + (f" {MARK}" if x["unconverged"] else "")
-        paper = _fmt(x["paper_value"]) + ("" if pd.isna(x["paper_std"]) else f" ± {_fmt(x['paper_std'], 2)}")
-        verdict = x["verdict"]
-        if verdict != "reproduced" and explain and x["explanation"]:
-            if x["explanation"] not in notes:
-                notes.append(x["explanation"])
-            verdict += f" [{notes.index(x['explanation']) + 1}]"
-        sig = "–" if x["sigmas"] is None or pd.isna(x["sigmas"]) else f"{x['sigmas']:+.1f}"
-        lines.append(f"| {x['table']} | {x['row']} / {x['col']} | {ours} | {paper} | {sig} | {x['rule']} | {verdict} |")
-    text = "\n".join(lines)
-    if notes:
-        text += "\n\n" + "\n".join(f"[{k}] {' '.join(n.split())}" for k, n in enumerate(notes, 1))
-    return text
-
-
-def tally(v: pd.DataFrame) -> str:
-    """'k of n reproduced' (with deviating / missing counts)."""
-    n = len(v)
-    counts = v["verdict"].value_counts()
-    rest = ", ".join(f"{counts[s]} {s}" for s in ("deviates", "lower bound", "missing") if counts.get(s, 0))
-    return f"{counts.get('reproduced', 0)} of {n} reproduced" + (f" ({rest})" if rest else "")
-
-
-def paper_item(where: str) -> str:
-    """The paper's table, figure or section a number comes from: the text of ``where`` before the first
-    comma, semicolon, colon or parenthesis (``"Table 3, sonar"`` and ``"§6.1 text (GyrB): '...'"`` give
-    ``"Table 3"`` and ``"§6.1 text"``)."""
-    return re.split(r"[,;:(]", where, maxsplit=1)[0].strip()

@@ -25,7 +25,7 @@ STUDY = {"paper": "tinypaper", "title": "A tiny paper",
          "tables": {"tiny_acc": {"title": "accuracy", "from": ["burg"], "metric": "knn_accuracy",
                                  "rows": "constraints.count", "cols": "solver"},
                     "tiny_long": {"from": ["burg"]}},
-         "numbers": [{"table": "tiny_acc", "row": 30, "col": "burg", "paper": 0.9, "rule": "abs 0.1",
+         "statements": [{"table": "tiny_acc", "row": 30, "col": "burg", "paper": 0.9, "rule": "abs 0.1",
                       "where": "Table 1"}]}
 
 
@@ -170,6 +170,25 @@ def test_plan_estimates_from_the_study_then_the_archive(study, whole, tmp_path):
     assert "burg | 12 | 0 | 12 | 6s (0.5 s per cell, from the study)" in res.stdout
     res = reproduce(study, whole, "--plan")
     assert "burg | 12 | 12 | 0 | -" in res.stdout
+
+
+def test_plan_prices_a_left_cell_by_its_own_grid_point(study, whole):
+    """A cell left costs what its other seeds cost (the big sets are the slow ones), else the
+    experiment's mean: two 100-constraint cells archived at 10 s, four 300-constraint ones at 1 s;
+    the two 100-constraint cells left cost 10 s each, the four 30-constraint ones (no seed of them
+    archived) the mean 4 s: 36 s."""
+    path = whole / "records" / "tinypaper" / "burg.jsonl.gz"
+    archive = Archive.read(path)
+    for cell, rec in list(archive.records.items()):
+        count, seed = rec["grid"]["constraints.count"], rec["grid"]["seed"]
+        if count == 30 or (count == 100 and seed >= 2):
+            del archive.records[cell]
+        else:
+            rec["provenance"]["cpu_seconds"] = 10.0 if count == 100 else 1.0
+    archive.write()
+    res = reproduce(study, whole, "--plan")
+    assert "burg | 12 | 6 | 6 | 36s (6.0 s per cell, from the archive, 2 of 6 left at an archived grid point)" \
+        in res.stdout, res.stdout
 
 
 def test_archive_add_and_budget_parsing(tmp_path):

@@ -173,7 +173,7 @@ TINY_STUDY = {"paper": "tinypaper", "title": "A tiny paper", "summary": "Burg on
               "experiments": {"burg": {"config": "tiny.yaml", "quick": {"set": ["grid.constraints.count=[10]"]}}},
               "tables": {"tiny_acc": {"title": "5-NN accuracy", "from": ["burg"], "metric": "knn_accuracy",
                                       "rows": "constraints.count", "cols": "solver"}},
-              "numbers": [{"table": "tiny_acc", "row": 30, "col": "burg", "paper": 0.5, "rule": "at_least",
+              "statements": [{"table": "tiny_acc", "row": 30, "col": "burg", "paper": 0.5, "rule": "at_least",
                            "where": "Fig. 1"}]}
 
 

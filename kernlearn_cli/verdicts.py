@@ -1,0 +1,338 @@
+"""Verdicts: each statement a paper makes, judged against the entries of our tables.
+
+A *statement* is one sentence, table cell or figure reading of the paper that makes a claim
+(``docs/studies.md``, "Statements and verdicts").  It reads one or several entries of our tables
+(``read``) and is judged by one rule fixed in advance.  Its verdict is one of :data:`KINDS`:
+
+``reproduced`` / ``deviates``
+    the rule holds / fails on our entries;
+``lower bound``
+    a cell of an entry stopped on its iteration budget, so ours only bounds the true count or
+    time from below and the rule cannot tell (never ``reproduced`` under a two-sided rule);
+``calibrated``
+    a setting of ours was chosen by matching this number or its table: counted apart, never as
+    reproduced (whether the rule holds is still shown);
+``not comparable``
+    the paper's number cannot be compared with ours (e.g. 2013 MATLAB CPU seconds): shown as
+    the ratio ours / paper, no verdict;
+``context``
+    a property of our stand-in data beside the paper's, no verdict;
+``missing``
+    an entry the statement reads has no finished cell.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+KINDS = ("reproduced", "deviates", "lower bound", "calibrated", "not comparable", "context", "missing")
+#: The kinds that test the paper (the others are shown beside it).
+TESTED = ("reproduced", "deviates", "lower bound", "calibrated", "missing")
+#: Metrics a cell stopped on its budget only bounds from below (a capped run's accuracy is a value).
+BOUNDED = ("iterations", "seconds")
+#: How a statement reads its entries.
+READS = ("value", "each", "max", "min", "range", "gain")
+VERDICT_COLUMNS = ("paper", "statement", "where", "entries", "metric", "read", "ours", "ours_text", "ours_std",
+                   "seeds", "unconverged", "capped", "paper_value", "paper_text", "paper_std", "paper_runs", "rule",
+                   "delta",
+                   "holds", "calibrated", "verdict", "explanation")
+
+
+@dataclass(frozen=True)
+class Rule:
+    """How a number is judged: ``Nsigma``, ``factor F``, ``rel R``, ``abs A``, ``at_most``, ``at_least``.
+
+    ``Nsigma`` compares two means with their spreads: with the paper's std s_p over n_p runs and
+    ours s_o over n_o seeds, the standard error of the difference is
+    SE = sqrt(s_p² / n_p + s_o² / n_o), and the rule holds when ǀours − paperǀ ≤ N · SE."""
+
+    kind: str
+    x: float = 0.0
+
+    def __str__(self) -> str:
+        return {"sigma": f"{self.x:g}sigma", "at_most": "at_most", "at_least": "at_least"}.get(
+            self.kind, f"{self.kind} {self.x:g}")
+
+    @staticmethod
+    def standard_error(std: float | None, runs: int | None, ours_std: float | None, seeds: int) -> float:
+        """SE of (ours − paper): both spreads, both run counts (a single seed adds no spread)."""
+        own = 0.0 if ours_std is None or not np.isfinite(ours_std) or seeds < 2 else ours_std ** 2 / seeds
+        return math.sqrt(std ** 2 / runs + own)
+
+    def holds(self, ours: float, paper: float, se: float | None = None) -> bool:
+        """Whether ``ours`` agrees with ``paper`` under this rule (``se``: for ``Nsigma``)."""
+        if self.kind == "sigma":
+            return abs(ours - paper) <= self.x * se
+        if self.kind == "factor":
+            if paper == 0 or ours == 0 or (paper > 0) != (ours > 0):
+                return ours == paper
+            return abs(paper) / self.x <= abs(ours) <= abs(paper) * self.x
+        if self.kind == "rel":
+            return abs(ours - paper) <= self.x * abs(paper)
+        if self.kind == "abs":
+            return abs(ours - paper) <= self.x
+        return ours <= paper if self.kind == "at_most" else ours >= paper
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One entry (row, col) of one of our tables."""
+
+    table: str
+    row: object
+    col: object
+
+    def __str__(self) -> str:
+        return f"{self.table}: {self.row} / {self.col}"
+
+
+@dataclass(frozen=True)
+class Statement:
+    """One statement of the paper, judged against ``entries`` (see the module docstring).
+
+    ``read``: ``value`` (one entry), ``each`` (the rule holds for every entry), ``max`` / ``min``
+    (over the entries, e.g. "never exceeded 600"), ``range`` (``paper`` = (low, high) against the
+    smallest and largest cell of the entries), ``gain`` (``paper`` = the gain, or (before, after);
+    ours: entry minus its ``start`` entry, for every pair).  ``std`` and ``runs`` are the paper's
+    spread and run count (for ``Nsigma``); ``calibrated`` says which of our settings was chosen
+    by matching this number or its table; ``kind``: ``judged``, ``not comparable`` or ``context``;
+    ``most``: for ``each`` and ``gain``, more than half of the entries must hold, not all ("on most
+    data sets")."""
+
+    where: str
+    entries: tuple
+    paper: tuple
+    rule: Rule
+    read: str = "value"
+    starts: tuple = ()
+    std: float | None = None
+    runs: int | None = None
+    kind: str = "judged"
+    calibrated: str = ""
+    explanation: str = ""
+    most: bool = False
+
+    @property
+    def paper_value(self) -> float:
+        """The one number the rule compares (the gain for ``gain``; the low end for ``range``)."""
+        if self.read == "gain" and len(self.paper) == 2:
+            return self.paper[1] - self.paper[0]
+        return self.paper[0]
+
+
+def same_label(a, b) -> bool:
+    """Table labels compare as numbers when both read as numbers (YAML's 1e-3 is a string)."""
+    try:
+        return float(a) == float(b)
+    except (TypeError, ValueError):
+        return str(a) == str(b)
+
+
+def lookup(entry: Entry, entries: dict[str, pd.DataFrame]):
+    """The row of :func:`report.entry_stats` for ``entry`` (None if absent)."""
+    stats = entries.get(entry.table)
+    if stats is None:
+        return None
+    match = [i for i, (r, c) in enumerate(zip(stats["row"], stats["col"]))
+             if same_label(r, entry.row) and same_label(c, entry.col)]
+    return stats.iloc[match[0]] if match else None
+
+
+def judge_value(rule: Rule, ours: float, paper: float, se: float | None = None,
+                lower_bound: bool = False) -> str:
+    """``reproduced``, ``deviates`` or ``lower bound`` for one compared value.
+
+    With ``lower_bound`` ours only bounds the true value from below (a run stopped on its budget):
+    ``deviates`` when every value from ours up fails the rule, ``reproduced`` only when every one
+    passes (``at_least``, e.g. the paper's "> 10000"), otherwise ``lower bound``."""
+    holds = rule.holds(ours, paper, se)
+    if not lower_bound:
+        return "reproduced" if holds else "deviates"
+    if rule.kind == "at_least":
+        return "reproduced" if holds else "lower bound"
+    if rule.kind == "at_most":
+        return "lower bound" if holds else "deviates"
+    return "lower bound" if holds or ours < paper else "deviates"
+
+
+def _combine(parts: list[str], most: bool = False) -> str:
+    """The verdict of several compared values: any deviation deviates, then any lower bound; with
+    ``most`` (the paper says "on most data sets") more than half must be reproduced."""
+    if most:
+        return "reproduced" if 2 * parts.count("reproduced") > len(parts) else \
+            "deviates" if 2 * parts.count("deviates") >= len(parts) else "lower bound"
+    for kind in ("deviates", "lower bound"):
+        if kind in parts:
+            return kind
+    return "reproduced"
+
+
+def describe(entries: tuple) -> str:
+    """Entries in short: per table, its rows / its columns when the entries are every combination."""
+    parts = []
+    for table in dict.fromkeys(e.table for e in entries):
+        mine = [e for e in entries if e.table == table]
+        rows, cols = list(dict.fromkeys(e.row for e in mine)), list(dict.fromkeys(e.col for e in mine))
+        if len(mine) == len(rows) * len(cols):
+            parts.append(f"{table}: {', '.join(map(str, rows))} / {', '.join(map(str, cols))}")
+        else:
+            parts.append(f"{table}: " + ", ".join(f"{e.row} / {e.col}" for e in mine))
+    return "; ".join(parts)
+
+
+def _fmt(value, digits: int = 4) -> str:
+    if value is None or (isinstance(value, float) and not np.isfinite(value)):
+        return "–"
+    return f"{value:.{digits}g}"
+
+
+def judge(s: Statement, entries: dict[str, pd.DataFrame], metric: str | None = None) -> dict:
+    """The verdict row of one statement (columns :data:`VERDICT_COLUMNS` but ``paper``/``statement``
+    /``metric``).  Cells stopped on their budget make an entry a lower bound when ``metric`` (the
+    first entry's table's) is a count or a time (:data:`BOUNDED`)."""
+    hits = [lookup(e, entries) for e in s.entries]
+    starts = [lookup(e, entries) for e in s.starts]
+    found = [h for h in hits + starts if h is not None]
+    paper_text = {"range": lambda p: f"{_fmt(p[0])}–{_fmt(p[1])}",
+                  "gain": lambda p: f"{_fmt(p[0])} → {_fmt(p[1])} ({p[1] - p[0]:+.3g})" if len(p) == 2 else
+                  f"gain {p[0]:+.3g}"}.get(s.read, lambda p: _fmt(p[0]))(s.paper)
+    row = {"where": s.where, "entries": describe(s.entries), "read": s.read, "paper_text": paper_text,
+           "ours": None, "ours_text": "–", "ours_std": None,
+           "seeds": int(sum(h["seeds"] for h in found)), "unconverged": int(sum(h["unconverged"] for h in found)),
+           "capped": int(sum(h.get("capped", 0) for h in found)),
+           "paper_value": s.paper_value, "paper_std": s.std, "paper_runs": s.runs, "rule": str(s.rule),
+           "delta": None, "holds": None, "calibrated": s.calibrated, "explanation": s.explanation}
+    if s.read == "range":
+        row["paper_value"] = s.paper[0]
+    if s.kind != "judged":
+        row["rule"] = "–"
+    if s.kind == "context":
+        shown = [float(h["value"]) for h in hits if h is not None]
+        if shown:
+            row.update(ours=shown[0], ours_text=", ".join(_fmt(x) for x in shown))
+        return {**row, "verdict": "context"}
+    if any(h is None for h in hits + starts):
+        return {**row, "verdict": "missing"}
+    values = [float(h["value"]) for h in hits]
+    if not all(np.isfinite(values)):
+        return {**row, "verdict": "missing"}
+    bounded = metric in BOUNDED
+    capped = [bounded and int(h.get("capped", 0)) > 0 for h in hits]
+    if s.kind == "not comparable":
+        ours = values[0]
+        row.update(ours=ours, ours_text=_fmt(ours), ours_std=float(hits[0]["std"]),
+                   delta=ours / s.paper[0] if s.paper[0] else None)
+        return {**row, "verdict": "not comparable"}
+    if s.read in ("value", "each"):
+        parts, worst, delta = [], 0, None
+        for k, (h, ours) in enumerate(zip(hits, values)):
+            se = None
+            if s.rule.kind == "sigma":
+                se = Rule.standard_error(s.std, s.runs, float(h["std"]), int(h["seeds"]))
+                d = (ours - s.paper[0]) / se if se > 0 else math.copysign(math.inf, ours - s.paper[0])
+                if delta is None or abs(d) > abs(delta):
+                    delta, worst = d, k
+            parts.append(judge_value(s.rule, ours, s.paper[0], se, capped[k]))
+        if s.rule.kind != "sigma":           # the entry that decides: the first failing, else the farthest
+            bad = [k for k, p in enumerate(parts) if p != "reproduced"]
+            worst = bad[0] if bad else int(np.argmax([abs(v - s.paper[0]) for v in values]))
+        verdict = _combine(parts, s.most)
+        row.update(ours=values[worst], ours_std=float(hits[worst]["std"]), delta=delta,
+                   ours_text=", ".join(_fmt(v) for v in values) if len(values) > 1 else
+                   f"{_fmt(values[0])} ± {_fmt(float(hits[0]['std']), 2)} (n={int(hits[0]['seeds'])})")
+    elif s.read in ("max", "min"):
+        k = int(np.argmax(values) if s.read == "max" else np.argmin(values))
+        verdict = judge_value(s.rule, values[k], s.paper[0], None, any(capped))
+        row.update(ours=values[k], ours_text=f"{s.read} {_fmt(values[k])} ({s.entries[k].row} / {s.entries[k].col})")
+    elif s.read == "range":
+        low, high = min(float(h["min"]) for h in hits), max(float(h["max"]) for h in hits)
+        verdict = _combine([judge_value(s.rule, low, s.paper[0]),
+                            judge_value(s.rule, high, s.paper[1], None, any(capped))])
+        row.update(ours=low, ours_text=f"{_fmt(low)}–{_fmt(high)}")
+    else:                                    # gain: entry minus its start, for every pair
+        begin = [float(h["value"]) for h in starts]
+        begin = begin * len(values) if len(begin) == 1 else begin
+        gains = [v - b for v, b in zip(values, begin)]
+        parts = [judge_value(s.rule, g, s.paper_value) for g in gains]
+        k = next((i for i, p in enumerate(parts) if p != "reproduced"), 0)
+        verdict = "lower bound" if any(capped) or (bounded and any(int(h.get("capped", 0)) for h in starts)) \
+            else _combine(parts, s.most)
+        row.update(ours=gains[k], ours_text=", ".join(f"{_fmt(b)} → {_fmt(v)} ({g:+.3g})"
+                                                      for b, v, g in zip(begin, values, gains)))
+    row["holds"] = verdict == "reproduced"
+    if s.calibrated:
+        verdict = "calibrated"
+    return {**row, "verdict": verdict}
+
+
+def verdicts(paper: str, statements: list[Statement], entries: dict[str, pd.DataFrame],
+             metrics: dict[str, str] | None = None) -> pd.DataFrame:
+    """One row per statement: our reading of its entries, the paper's value, the rule, Δ (in
+    standard errors of the difference, for ``Nsigma``; ours / paper for ``not comparable``) and
+    the verdict.  ``entries`` maps a table name to :func:`report.entry_stats` of its records,
+    ``metrics`` a table name to its metric."""
+    metrics = metrics or {}
+    rows = [{"paper": paper, "statement": k + 1, "metric": metrics.get(s.entries[0].table),
+             **judge(s, entries, metrics.get(s.entries[0].table))} for k, s in enumerate(statements)]
+    return pd.DataFrame(rows, columns=list(VERDICT_COLUMNS))
+
+
+def verdict_table(v: pd.DataFrame, *, explain: bool = True) -> str:
+    """The verdicts as Markdown: statement, where, entries, ours (a † if a cell did not converge),
+    the paper's, Δ, rule, capped cells, calibrated, verdict; explanations numbered below (each once)."""
+    from .report import MARK
+
+    lines = ["| # | paper's statement | our entries | ours | paper | Δ | rule | capped | calibrated | verdict |",
+             "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+    notes = []
+    for _, x in v.iterrows():
+        ours = str(x["ours_text"]) + (f" {MARK}" if x["unconverged"] else "")
+        paper = str(x["paper_text"]) + ("" if pd.isna(x["paper_std"]) else f" ± {_fmt(x['paper_std'], 2)}") \
+            + ("" if pd.isna(x["paper_runs"]) else f" (n={int(x['paper_runs'])})")
+        verdict = x["verdict"]
+        if x["verdict"] == "calibrated":
+            verdict += " (rule " + ("holds" if x["holds"] is True or x["holds"] == "True" else "fails") + ")"
+        text = x["explanation"] if isinstance(x["explanation"], str) else ""
+        if verdict != "reproduced" and explain and text:
+            if text not in notes:
+                notes.append(text)
+            verdict += f" [{notes.index(text) + 1}]"
+        delta = x["delta"]
+        delta = "–" if delta is None or pd.isna(delta) else (
+            f"×{delta:.3g}" if x["verdict"] == "not comparable" else f"{delta:+.1f} SE")
+        calibrated = x["calibrated"] if isinstance(x["calibrated"], str) and x["calibrated"] else "–"
+        entries = str(x["entries"]).replace("|", "/")
+        lines.append(f"| {x['statement']} | {' '.join(str(x['where']).split())} | {entries} | {ours} | {paper} | "
+                     f"{delta} | {x['rule']} | {x['capped'] or '–'} | {calibrated} | {verdict} |")
+    text = "\n".join(lines)
+    if notes:
+        text += "\n\n" + "\n".join(f"[{k}] {' '.join(n.split())}" for k, n in enumerate(notes, 1))
+    return text
+
+
+def counts(v: pd.DataFrame) -> dict:
+    """Verdict kind -> how many statements have it."""
+    found = v["verdict"].value_counts() if len(v) else {}
+    return {kind: int(found.get(kind, 0)) for kind in KINDS}
+
+
+def tally(v: pd.DataFrame, untested: int = 0) -> str:
+    """'N statements, T tested: a reproduced, b deviate, …' (zero kinds left out)."""
+    c = counts(v)
+    stated = len(v) - c["context"] + untested
+    tested = sum(c[k] for k in TESTED)
+    parts = [f"{c[k]} {k}" for k in KINDS if c[k] and k != "context"]
+    text = f"{stated} statement(s), {tested} tested" + (f": {', '.join(parts)}" if parts else "")
+    return text + (f"; {c['context']} context" if c["context"] else "")
+
+
+def paper_item(where: str) -> str:
+    """The paper's table, figure or section a statement comes from: the text of ``where`` before
+    the first comma, semicolon, colon or parenthesis (``"Table 3, sonar"`` and ``"§6.1 text
+    (GyrB): '...'"`` give ``"Table 3"`` and ``"§6.1 text"``)."""
+    return re.split(r"[,;:(]", where, maxsplit=1)[0].strip()
