@@ -12,7 +12,7 @@
 * Fig. 4: the same at n = 1,000 against the number of pairs (rank by Table 1's rule).
 * Peak memory of a learning run on adult_a6a_approx (n = 11,220), in a fresh process.
 
-Figures go to results/figures/hu2013_fig3.png and hu2013_fig4.png.  One core.
+Figures go to benchmarks/figures/hu2013_fig3.png and hu2013_fig4.png.  One core.
 """
 
 import os
@@ -39,7 +39,7 @@ PAPER_SECONDS = {"chessboard": 3.08, "double_spiral": 0.74, "glass": 17.56, "hea
                  "adult_a6a_approx": 7661.7}
 SMALL = dict(gamma=1.0, neighbors=5, scale="minmax", max_iter=500)
 ADULT = dict(gamma=1.0, neighbors=50, scale="none", max_iter=100)
-FIGURES = Path(__file__).resolve().parents[1] / "results" / "figures"
+FIGURES = Path(__file__).resolve().parent / "figures"
 
 
 def learn(name, seed=0, **solver):

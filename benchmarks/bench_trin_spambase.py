@@ -48,7 +48,7 @@ fit a ~10 minute run; pass ``--gammas 1e-4,1e-3,1e-2,1e-1,1,1e1,1e2,1e3,1e4`` fo
     python benchmarks/bench_trin_spambase.py [--counts 400,800,6400] [--gammas 1e-2,1,1e2]
         [--trials 1] [--max-sweeps 8000] [--max-iter 1000] [--scale standard] [--figure PATH]
 
-Prints one markdown table and writes results/figures/li2009_fig1_spambase.png (CPU time vs
+Prints one markdown table and writes benchmarks/figures/li2009_fig1_spambase.png (CPU time vs
 gamma, one line per solver and number of constraints, log axes).
 """
 
@@ -145,7 +145,7 @@ def main() -> None:
     ap.add_argument("--trust-norm", choices=("frobenius", "natural"), default="frobenius")
     ap.add_argument("--scale", choices=("standard", "none"), default="standard", help="feature scaling")
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--figure", type=Path, default=Path("results/figures/li2009_fig1_spambase.png"))
+    ap.add_argument("--figure", type=Path, default=Path("benchmarks/figures/li2009_fig1_spambase.png"))
     args = ap.parse_args()
     counts = [int(c) for c in args.counts.split(",")]
     gammas = [float(g) for g in args.gammas.split(",")]

@@ -345,3 +345,11 @@ def test_plot_paths_mean_over_seeds(tmp_path):
     (tmp_path / "out" / "c1" / "record.json").write_text(json.dumps(rec))
     with pytest.raises(KernlearnError, match="different 'gamma_path' paths"):
         plot_paths([tmp_path / "out"], "error_path", "gamma_path", output=tmp_path / "r.png")
+
+
+def test_every_committed_figure_comes_from_a_study():
+    """results/figures holds only the studies' figures (benchmarks draw theirs in benchmarks/figures)."""
+    made = {name for paper in study_names(REPO / "configs" / "papers")
+            for name in load_study(REPO / "configs" / "papers" / paper / "study.yaml").figures}
+    committed = {p.name for p in (REPO / "results" / "figures").iterdir() if p.is_file()}
+    assert committed and committed <= made, sorted(committed - made)
