@@ -168,7 +168,10 @@ def test_ctrl_c_says_what_finished_and_that_a_rerun_resumes(tmp_path):
     # 60 cells, so that the interrupt lands mid-grid however fast this machine runs a cell
     cmd = [sys.executable, "-m", "kernlearn_cli", "run", str(QUICK), "--out", str(tmp_path / "out"),
            "--set", "grid.seed=range(60)", "--set", "grid.constraints.count=[300]"]
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    # a shell's background job (nohup ... &) starts with SIGINT ignored, and Python keeps an ignored
+    # SIGINT ignored: give the child the default disposition, as a terminal's Ctrl-C has
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     first = proc.stdout.readline()                             # the first cell's line
     assert first.startswith("[1/60]"), first
     proc.send_signal(signal.SIGINT)
