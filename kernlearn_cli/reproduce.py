@@ -28,6 +28,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from .archive import SUFFIX, Archive
@@ -115,13 +116,25 @@ def expected_config(e, quick: bool) -> dict:
     return load(e.config, overrides(e, quick), every_cell=False)
 
 
+#: Significant digits of an archived per-iteration history: a figure's resolution, a few times
+#: smaller than the full doubles (a 5300-iteration dual objective per cell otherwise).
+HISTORY_DIGITS = 6
+
+
+def archived_history(history: dict) -> dict:
+    """Histories as archived: lists of numbers rounded to :data:`HISTORY_DIGITS` significant digits."""
+    return {k: [float(f"{x:.{HISTORY_DIGITS}g}") for x in np.asarray(v, dtype=np.float64).ravel()]
+            for k, v in history.items()}
+
+
 def archived_record(record: dict, cell_dir: Path, history: bool) -> dict:
-    """A cell's record as archived: with its histories (from ``factors.h5``) when a figure needs them."""
+    """A cell's record as archived: with its histories (from ``factors.h5``, rounded by
+    :func:`archived_history`) when a figure needs them."""
     from .report import histories_of
 
     if not history:
         return record
-    return {**record, "history": {k: v.tolist() for k, v in histories_of(cell_dir / RECORD, record).items()}}
+    return {**record, "history": archived_history(histories_of(cell_dir / RECORD, record))}
 
 
 def add_folder(archive: Archive, folder: Path, expected: set, history: bool) -> int:
@@ -492,8 +505,10 @@ def status_table(studies: list[Study], tables: Path, docs: Path, readme_dir: Pat
             lines.append(f"| {study.title} | – | {command} | no numbers in the paper's text |" + " |" * len(kinds)
                          + f" {link} |")
             continue
-        items = list(dict.fromkeys([paper_item(w) for w in v["where"]] + untested))
-        for k, item in enumerate(items):
+        items = list(dict.fromkeys(paper_item(w) for w in v["where"]))
+        other = "other sections" if items else "–"     # untested statements of sections with no verdict
+        untested = [u if u in items else other for u in untested]
+        for k, item in enumerate(items + [other] * (other in untested)):
             c = counts(v[[paper_item(w) == item for w in v["where"]]])
             stated = sum(c.values()) + untested.count(item)
             tested = sum(c[x] for x in TESTED)

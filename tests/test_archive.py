@@ -202,3 +202,15 @@ def test_archive_add_and_budget_parsing(tmp_path):
         a.add({**rec, "iterations": 4}, "there")
     assert a.commits() == {"aaaaaaaaaa": 1}
     assert parse_budget("40m") == 2400 and parse_budget("1h30m") == 5400 and parse_budget("02:00:00") == 7200
+
+
+def test_histories_are_archived_to_six_significant_digits():
+    """A figure's history keeps six digits (relative error <= 5e-6), not every bit of its doubles."""
+    import numpy as np
+
+    from kernlearn_cli.reproduce import archived_history
+
+    x = -np.cumsum(np.random.default_rng(0).random(1000)) / 7.0
+    kept = np.asarray(archived_history({"dual_objective": x})["dual_objective"])
+    assert kept.shape == x.shape and np.all(np.abs(kept - x) <= 5e-6 * np.abs(x))
+    assert not np.array_equal(kept, x) and all(len(repr(v)) <= 13 for v in kept.tolist())
