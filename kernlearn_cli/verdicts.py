@@ -191,6 +191,16 @@ def _fmt(value, digits: int = 4) -> str:
     return f"{value:.{digits}g}"
 
 
+def paper_text(s: Statement) -> str:
+    """The paper's side as shown: a value, a range low–high, or a gain (before → after)."""
+    p = s.paper
+    if s.read == "range":
+        return f"{_fmt(p[0])}–{_fmt(p[1])}"
+    if s.read == "gain":
+        return f"{_fmt(p[0])} → {_fmt(p[1])} ({p[1] - p[0]:+.3g})" if len(p) == 2 else f"gain {p[0]:+.3g}"
+    return _fmt(p[0])
+
+
 def judge(s: Statement, entries: dict[str, pd.DataFrame], metric: str | None = None) -> dict:
     """The verdict row of one statement (columns :data:`VERDICT_COLUMNS` but ``paper``/``statement``
     /``metric``).  Cells stopped on their budget make an entry a lower bound when ``metric`` (the
@@ -198,17 +208,12 @@ def judge(s: Statement, entries: dict[str, pd.DataFrame], metric: str | None = N
     hits = [lookup(e, entries) for e in s.entries]
     starts = [lookup(e, entries) for e in s.starts]
     found = [h for h in hits + starts if h is not None]
-    paper_text = {"range": lambda p: f"{_fmt(p[0])}–{_fmt(p[1])}",
-                  "gain": lambda p: f"{_fmt(p[0])} → {_fmt(p[1])} ({p[1] - p[0]:+.3g})" if len(p) == 2 else
-                  f"gain {p[0]:+.3g}"}.get(s.read, lambda p: _fmt(p[0]))(s.paper)
-    row = {"where": s.where, "entries": describe(s.entries), "read": s.read, "paper_text": paper_text,
+    row = {"where": s.where, "entries": describe(s.entries), "read": s.read, "paper_text": paper_text(s),
            "ours": None, "ours_text": "–", "ours_std": None,
            "seeds": int(sum(h["seeds"] for h in found)), "unconverged": int(sum(h["unconverged"] for h in found)),
            "capped": int(sum(h.get("capped", 0) for h in found)),
            "paper_value": s.paper_value, "paper_std": s.std, "paper_runs": s.runs, "rule": str(s.rule),
            "delta": None, "holds": None, "calibrated": s.calibrated, "explanation": s.explanation}
-    if s.read == "range":
-        row["paper_value"] = s.paper[0]
     if s.kind != "judged":
         row["rule"] = "–"
     if s.kind == "context":
