@@ -26,7 +26,7 @@ SUFFIX = ".jsonl.gz"
 FORMAT = 1
 #: Record keys not compared: provenance and timings differ between two runs of one cell without the
 #: result differing; the histories (archived beside some records) come from the same run as the rest.
-VOLATILE = ("provenance", "seconds", "history")
+VOLATILE = ("provenance", "seconds", "cpu_seconds", "history")
 #: Keys of a record's ``info`` that are timings.
 VOLATILE_INFO_SUFFIX = "seconds"
 

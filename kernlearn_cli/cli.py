@@ -206,7 +206,7 @@ def reproduce(paper: str = typer.Argument(..., help="A paper (kulis2006, tsuda20
     if plan:
         for study in studies:
             check_study(study, quick)
-            typer.echo(plan_text(study, plan_rows(study, Layout.of(results, quick), quick), jobs))
+            typer.echo(plan_text(study, plan_rows(study, Layout.of(results, quick), quick, jobs), jobs))
         return
     if check:
         for study in studies:

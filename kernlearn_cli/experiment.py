@@ -178,17 +178,20 @@ def warn_if_already_met(prep: Prepared, where: str) -> None:
 
 
 def run_cell(cell: Cell, out_dir: Path, *, where: str = "config", force: bool = False,
-             progress: Callable | None = None) -> dict | None:
+             progress: Callable | None = None, workers: int = 1) -> dict | None:
     """Run one cell under a fixed BLAS thread count (see :func:`_run_cell`)."""
     with threadpool_limits(limits=blas_threads()):
-        return _run_cell(cell, out_dir, where=where, force=force, progress=progress)
+        return _run_cell(cell, out_dir, where=where, force=force, progress=progress, workers=workers)
 
 
-def _run_cell(cell: Cell, out_dir: Path, *, where: str, force: bool, progress: Callable | None) -> dict | None:
+def _run_cell(cell: Cell, out_dir: Path, *, where: str, force: bool, progress: Callable | None,
+              workers: int = 1) -> dict | None:
     """Run one cell and write ``out_dir/<cell id>/{factors.h5, record.json}`` (:func:`write_cell`).
 
     Returns the record, or None when the cell was already finished (and ``force`` is off).
-    With ``force`` a finished cell keeps its files until the new ones are complete.  The
+    With ``force`` a finished cell keeps its files until the new ones are complete.  ``workers``:
+    how many cells the run computes at once, kept in the provenance (cells that share the cores
+    cost more CPU time each, which ``reproduce --plan`` takes into account).  The
     components are pure functions; datasets and initial factors are memoised per process,
     which changes no number.
     """
@@ -202,9 +205,9 @@ def _run_cell(cell: Cell, out_dir: Path, *, where: str, force: bool, progress: C
     if progress is not None and "callback" in inspect.signature(solver.func).parameters:
         extra["callback"] = progress
     ds, constraints = prep.dataset, prep.constraints
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     result = solver.func(prep.G0, constraints, **extra, **solver_params)
-    seconds = time.perf_counter() - t0
+    seconds, cpu_seconds = time.perf_counter() - t0, time.process_time() - c0
 
     metrics = {}
     for k, (ev, ev_params) in enumerate(prep.bound["evaluate"]):
@@ -220,11 +223,12 @@ def _run_cell(cell: Cell, out_dir: Path, *, where: str, force: bool, progress: C
         "dataset": ds_entry.name, "kernel": prep.bound["kernel"][0].name if prep.G0 is not None else None, "constraints_generator": gen.name,
         "solver": solver.name, "n": ds.n, "rank0": int(prep.G0.shape[1]) if prep.G0 is not None else None, "constraints": len(constraints),
         "objective": float(result.objective), "iterations": int(result.iterations),
-        "converged": result.converged, "seconds": seconds, "metrics": metrics,
+        "converged": result.converged, "seconds": seconds, "cpu_seconds": cpu_seconds, "metrics": metrics,
         "certificate": result.certificate, "info": result.info, "config": cell.config,
         "kernlearn_version": __version__,
         "provenance": {**code_provenance(), "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(started)),
-                       "wall_seconds": time.perf_counter() - wall0, "cpu_seconds": time.process_time() - cpu0},
+                       "wall_seconds": time.perf_counter() - wall0, "cpu_seconds": time.process_time() - cpu0,
+                       "workers": workers},
     }
     write_cell(cell_dir, factors, record)
     return record

@@ -25,11 +25,13 @@ import pandas as pd
 from .errors import ConfigError, KernlearnError
 from .io import FACTORS, RECORD, atomic_path, cell_state, read_record
 
-#: Deterministic per-cell results besides the metrics; wall-clock time is kept apart
+#: Deterministic per-cell results besides the metrics; the solver's times are kept apart
 #: (``timing.*``) so that tables of the same config are identical, bit for bit.
 SUMMARY = ("iterations", "objective")
-TIMING = "seconds"
-_NOT_SETTINGS = {"cell", "seed", "converged", "constraints", "n", "rank0", TIMING, *SUMMARY,
+#: The solver's wall-clock seconds, and its CPU seconds (records made before CPU time was
+#: recorded have none; for a single-threaded cell CPU time does not grow on a busy machine).
+TIMING = ("seconds", "cpu_seconds")
+_NOT_SETTINGS = {"cell", "seed", "converged", "constraints", "n", "rank0", *TIMING, *SUMMARY,
                  "cert_check", "cert_value", "cert_tol", "cert_ratio", "cert_stopped_by"}
 #: How a solver says it stopped on an iteration budget (its counts are then lower bounds).
 CAPS = ("max_iter", "max_path_iter")
@@ -218,7 +220,7 @@ def load_records(roots: list[Path], command: str = "collect") -> tuple[pd.DataFr
             row.setdefault("seed", rec["seed"])
             row.update(solver=rec["solver"], dataset=rec["dataset"], constraints=rec["constraints"],
                        n=rec["n"], rank0=rec["rank0"], converged=rec["converged"], **_worst(rec.get("certificate")),
-                       **{k: rec[k] for k in (*SUMMARY, TIMING)},
+                       **{k: rec.get(k, np.nan) for k in (*SUMMARY, *TIMING)},
                        **{k: v for k, v in rec["metrics"].items() if not isinstance(v, (list, dict))})
             rows.append(row)
             settings.append(dict(_flat_settings(rec.get("config") or {}, rec["grid"])))
@@ -268,12 +270,12 @@ def setting_columns(df: pd.DataFrame) -> list[str]:
 
 def summarize(df: pd.DataFrame, timing: bool = False, pending: pd.DataFrame | None = None) -> pd.DataFrame:
     """Group by every varying setting except the seed; mean and std of the numeric results
-    (of the wall-clock ``seconds`` alone with ``timing``).  With ``pending`` (the settings of
+    (of the solver's ``seconds`` and ``cpu_seconds`` alone with ``timing``).  With ``pending`` (the settings of
     expected cells that are not finished, :class:`Completeness`) a column ``expected`` counts the
     cells each row should have, and rows with no finished cell appear too."""
     keys = setting_columns(df if pending is None or pending.empty else pd.concat([df, pending], ignore_index=True))
     keys = [k for k in keys if k in df.columns] or ["experiment"]
-    values = [TIMING] if timing else metric_columns(df) + list(SUMMARY)
+    values = [t for t in TIMING if df[t].notna().any()] if timing else metric_columns(df) + list(SUMMARY)
     g = df.groupby(keys, sort=True, dropna=False)
     out = g[values].agg(["mean", "std"])
     out.columns = [f"{a}_{b}" for a, b in out.columns]
@@ -332,7 +334,7 @@ def pivot_keys(df: pd.DataFrame, metric: str, rows: str | None = None, cols: str
                agg: str = "mean") -> tuple[str, str]:
     """The row and column keys of a paper table of ``metric`` (defaults as in :func:`pivot`), checked."""
     if metric not in df.columns:
-        valid = metric_columns(df) + list(SUMMARY) + [TIMING]
+        valid = metric_columns(df) + list(SUMMARY) + list(TIMING)
         raise ConfigError(f"collect: no metric '{metric}'; the records have {', '.join(valid)}.")
     settings = setting_columns(df)
     cols = cols or ("solver" if df["solver"].nunique() > 1 else "experiment")

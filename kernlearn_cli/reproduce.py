@@ -176,12 +176,14 @@ def _grid_point(grid: dict) -> str:
     return json.dumps({k: v for k, v in (grid or {}).items() if k != "seed"}, sort_keys=True, default=str)
 
 
-def plan_rows(study: Study, layout: Layout, quick: bool) -> list[dict]:
+def plan_rows(study: Study, layout: Layout, quick: bool, jobs: int = 1) -> list[dict]:
     """Per experiment: cells, archived, left, and the estimated compute left (seconds).  A cell left
     costs the mean CPU time of the archived cells at its grid point (its other seeds), else of all
     the experiment's archived cells (their wall time for records made before CPU time was
     recorded), else the study's ``seconds_per_cell``.  CPU time, not wall time: a busy machine
-    stretches the wall time of the cells, not their compute."""
+    stretches the wall time of the cells, not their compute.  Cells that share the cores cost more
+    CPU time each (caches, memory bandwidth), so when the archive has cells run as many at a time
+    as ``jobs`` workers would run this experiment's, only those price it."""
     from .config import expand
 
     rows = []
@@ -189,8 +191,10 @@ def plan_rows(study: Study, layout: Layout, quick: bool) -> list[dict]:
         cells = {c.id: c for c in expand(expected_config(e, quick))}
         archive = Archive.read(layout.archive(study, e.name), e.name)
         done = [r for c, r in archive.records.items() if c in cells]
+        workers = min(jobs, e.jobs or jobs)
+        alike = [r for r in done if (r.get("provenance") or {}).get("workers") == workers]
         costs: dict[str, list] = {}
-        for r in done:
+        for r in alike or done:
             p = r.get("provenance") or {}
             costs.setdefault(_grid_point(r.get("grid")), []).append(p.get("cpu_seconds", p.get("wall_seconds",
                                                                                              r["seconds"])))
@@ -203,7 +207,8 @@ def plan_rows(study: Study, layout: Layout, quick: bool) -> list[dict]:
             by_point += bool(same)
             seconds += sum(same) / len(same) if same else (mean or 0.0)
         known = mean is not None or by_point == len(left)
-        basis = ("archive" + (f", {by_point} of {len(left)} left at an archived grid point" if left else "")
+        basis = ("archive" + (f" cells run {workers} at a time" if 0 < len(alike) < len(done) else "")
+                 + (f", {by_point} of {len(left)} left at an archived grid point" if left else "")
                  if every else "study" if e.seconds_per_cell else "unknown")
         rows.append({"experiment": e.name, "cells": len(cells), "archived": len(done), "left": len(left),
                      "seconds_left": seconds if known else None,
@@ -277,7 +282,7 @@ def run_local(study: Study, layout: Layout, *, quick: bool, jobs: int, echo, dea
              + (f", {unconverged} not converged (marked †)" if unconverged else "")
              + f", {time.perf_counter() - start:.1f}s")
     if deadline is not None and time.monotonic() >= deadline:
-        echo(f"[{study.paper}] time budget spent; what is left:\n" + plan_text(study, plan_rows(study, layout, quick), jobs))
+        echo(f"[{study.paper}] time budget spent; what is left:\n" + plan_text(study, plan_rows(study, layout, quick, jobs), jobs))
     return failed
 
 
@@ -565,7 +570,7 @@ def reproduce(studies: list[Study], *, results: Path, quick: bool, jobs: int, la
                 if layout.out(study, e.name).is_dir():
                     open_archive(study, layout, e, quick).write()
         if not run or (deadline is not None and time.monotonic() >= deadline):
-            rows = plan_rows(study, layout, quick)
+            rows = plan_rows(study, layout, quick, jobs)
             if any(r["left"] for r in rows) and any(r["archived"] for r in rows):   # a piece of the study
                 echo(f"[{study.paper}] incomplete ({sum(r['archived'] for r in rows)} of {sum(r['cells'] for r in rows)} "
                      f"cells archived): tables, figures, verdicts and page are not rebuilt (the existing ones "

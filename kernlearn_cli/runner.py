@@ -157,7 +157,7 @@ def release_folder(out: Path) -> None:
         pass
 
 
-def _run_one(cell: Cell, out: Path, where: str, force: bool, progress):
+def _run_one(cell: Cell, out: Path, where: str, force: bool, progress, workers: int = 1):
     """Worker entry point: (cell, record | None, error message | None).
 
     An error of the cell's own data (:class:`~kernlearn_cli.errors.DataError`: its constraints, its
@@ -165,7 +165,7 @@ def _run_one(cell: Cell, out: Path, where: str, force: bool, progress):
     the solver's verdict on them) fails the cell with ``failed.json``, and the others run.  A
     :class:`~kernlearn_cli.errors.ConfigError` (a setting the solver refuses) stops the run, naming the
     cell.  ``progress``: the ``-v`` callback, or True in a worker process (lines,
-    :class:`~kernlearn_cli.progress.IterationLines`), or None.
+    :class:`~kernlearn_cli.progress.IterationLines`), or None.  ``workers``: cells run at once.
     """
     from .experiment import run_cell
     from .progress import IterationLines
@@ -173,7 +173,7 @@ def _run_one(cell: Cell, out: Path, where: str, force: bool, progress):
     if progress is True:
         progress = IterationLines(cell.id, iteration_limit(cell))
     try:
-        return cell, run_cell(cell, out, where=where, force=force, progress=progress), None
+        return cell, run_cell(cell, out, where=where, force=force, progress=progress, workers=workers), None
     except ConfigError as exc:
         raise ConfigError(f"{cell.label(where)}, seed {cell.seed}: {exc}") from None
     except KernlearnError as exc:
@@ -230,12 +230,14 @@ def run_cells(cells: list[Cell], out: Path, *, where: str, jobs: int = 1, force:
     # fork (where available) starts workers with everything already imported and compiled
     ctx = get_context("fork" if "fork" in get_all_start_methods() else "spawn")
     waiting = list(reversed(cells))
-    with ProcessPoolExecutor(max_workers=min(jobs, len(cells)), mp_context=ctx) as pool:
+    workers = min(jobs, len(cells))
+    with ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:
         running: set = set()
         try:
             while waiting or running:      # at most `jobs` cells submitted, so a spent budget starts no more
                 while waiting and len(running) < jobs and not spent():
-                    running.add(pool.submit(_run_one, waiting.pop(), out, where, force, True if verbose else None))
+                    running.add(pool.submit(_run_one, waiting.pop(), out, where, force, True if verbose else None,
+                                            workers))
                 if not running:
                     return
                 done, running = wait(running, return_when=FIRST_COMPLETED)

@@ -106,7 +106,7 @@ def default_rule(metric: str | None, std: float | None, read: str = "value") -> 
         return Rule("sigma", 2.0)
     if read == "gain":
         return Rule("factor", 2.0)
-    if metric in ("iterations", "seconds") or (metric or "").startswith(("sweeps", "iterations")):
+    if metric in ("iterations", "seconds", "cpu_seconds") or (metric or "").startswith(("sweeps", "iterations")):
         return Rule("factor", 3.0)
     if metric in SCORES:
         return Rule("abs", 0.02)

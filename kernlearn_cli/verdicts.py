@@ -34,7 +34,7 @@ KINDS = ("reproduced", "deviates", "lower bound", "calibrated", "not comparable"
 #: The kinds that test the paper (the others are shown beside it).
 TESTED = ("reproduced", "deviates", "lower bound", "calibrated", "missing")
 #: Metrics a cell stopped on its budget only bounds from below (a capped run's accuracy is a value).
-BOUNDED = ("iterations", "seconds")
+BOUNDED = ("iterations", "seconds", "cpu_seconds")
 #: How a statement reads its entries.
 READS = ("value", "each", "max", "min", "range", "gain")
 VERDICT_COLUMNS = ("paper", "statement", "where", "entries", "metric", "read", "ours", "ours_text", "ours_std",

@@ -191,6 +191,23 @@ def test_plan_prices_a_left_cell_by_its_own_grid_point(study, whole):
         in res.stdout, res.stdout
 
 
+def test_plan_prices_by_cells_run_as_many_at_a_time(study, whole):
+    """Cells that shared the cores cost more CPU time each: where the archive has cells run as many
+    at a time as the planned --jobs would, only those price the cells left."""
+    path = whole / "records" / "tinypaper" / "burg.jsonl.gz"
+    archive = Archive.read(path)
+    for k, (cell, rec) in enumerate(list(archive.records.items())):
+        if rec["grid"]["seed"] == 2:
+            del archive.records[cell]
+        else:
+            rec["provenance"].update(cpu_seconds=1.0 if k % 2 else 3.0, workers=1 if k % 2 else 2)
+    archive.write()
+    alone = reproduce(study, whole, "--plan").stdout                           # --jobs 1
+    assert "burg | 12 | 9 | 3 | 3s (1.0 s per cell, from the archive cells run 1 at a time" in alone, alone
+    two = reproduce(study, whole, "--plan", "--jobs", "2").stdout
+    assert "burg | 12 | 9 | 3 | 9s (3.0 s per cell, from the archive cells run 2 at a time" in two, two
+
+
 def test_archive_add_and_budget_parsing(tmp_path):
     a = Archive(tmp_path / "x.jsonl.gz", "x")
     rec = {"cell": "c", "experiment": "e", "grid": {}, "seed": 0, "solver": "s", "dataset": "d", "constraints": 1,
