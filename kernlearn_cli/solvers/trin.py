@@ -74,8 +74,11 @@ def _expit(z):
 
 def log_loss() -> Loss:
     """ψ(x) = log(1 + e^{−2x})."""
-    return Loss("log", lambda x: np.logaddexp(0.0, -2.0 * x), lambda x: -2.0 * _expit(-2.0 * x),
-                lambda x: 4.0 * _expit(2.0 * x) * _expit(-2.0 * x))
+    def d2(x):                                        # 4 σ(2x) σ(−2x) = (1 + tanh x)(1 − tanh x)
+        t = np.tanh(x)
+        return (1.0 + t) * (1.0 - t)
+
+    return Loss("log", lambda x: np.logaddexp(0.0, -2.0 * x), lambda x: -2.0 * _expit(-2.0 * x), d2)
 
 
 def smooth_hinge(t: float = 0.7, name: str = "lmnn") -> Loss:
@@ -142,6 +145,15 @@ class TraceMap:
         self.C = sp.csr_matrix((coef, (rows, inv.ravel())), shape=(c, key.size))
         self.CT = self.C.T.tocsr()
         self.n, self.basis = n, basis
+        # the n x n pattern of the E_e, built once: entry e sits at (a_e, b_e) and, off the diagonal,
+        # at (b_e, a_e); _order takes the values in that order to the CSR's
+        self._off = self.a != self.b
+        pattern = sp.csr_matrix((np.arange(1.0, self.a.size + np.count_nonzero(self._off) + 1),
+                                 (np.concatenate([self.a, self.b[self._off]]),
+                                  np.concatenate([self.b, self.a[self._off]]))), shape=(n, n))
+        self._order = pattern.data.astype(np.intp) - 1
+        self._pattern = pattern.indices, pattern.indptr
+        self._scale = np.where(self._off, 0.5, 1.0)
 
     def entries(self, X: np.ndarray) -> np.ndarray:
         """K_{a_e b_e} for all distinct entries e."""
@@ -160,11 +172,8 @@ class TraceMap:
 
     def adjoint(self, alpha: np.ndarray):
         """Σ_i α_i A_i in the working coordinates: sparse n x n (B = I) or dense r x r (Bᵀ S B)."""
-        w = self.CT @ alpha
-        half = 0.5 * w
-        S = sp.csr_matrix((np.concatenate([half, half]), (np.concatenate([self.a, self.b]),
-                                                          np.concatenate([self.b, self.a]))),
-                          shape=(self.n, self.n))
+        v = self._scale * (self.CT @ alpha)                          # w_e / 2 off the diagonal, w_e on it
+        S = sp.csr_matrix((np.concatenate([v, v[self._off]])[self._order], *self._pattern), shape=(self.n, self.n))
         if self.basis is None:
             return S
         return self.basis.T @ (S @ self.basis)
@@ -224,7 +233,9 @@ def inverse_from_chol(L: np.ndarray) -> np.ndarray:
     Xinv, info = sla.lapack.dpotri(L, lower=1)
     if info != 0:
         raise np.linalg.LinAlgError("dpotri failed")
-    return np.tril(Xinv) + np.tril(Xinv, -1).T
+    Xinv = np.tril(Xinv)
+    Xinv += np.tril(Xinv, -1).T
+    return Xinv
 
 
 @dataclass
