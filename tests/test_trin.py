@@ -356,6 +356,32 @@ def test_steihaug_in_whitened_coordinates_gives_the_iterates_of_table1(natural, 
                 assert znorm == radius
 
 
+def test_support_first_numbers_the_constrained_points_first():
+    """build_problem(support_first=True) permutes K so that the m points the constraints touch come
+    first: every Σ α_i A_i lives in the leading m × m block, steihaug_pcg's step (Lᵀ H_F L formed
+    on that block only) is the plain problem's step permuted, and decode returns G in the given order."""
+    X, y, G0, C = instance(3)
+    keep = (C.i % 3 > 0) & (C.j % 3 > 0) & (C.k % 3 > 0)             # points 0, 3, 6, ... untouched
+    C = Constraints.triplets(C.i[keep], C.j[keep], C.k[keep])
+    args = (G0, C, "log", 8.0, True, 0.7, (5.0, 95.0), "trin")
+    plain, X0, _, _ = T.build_problem(*args)
+    perm, X1, decode, meta = T.build_problem(*args, support_first=True)
+    touched = np.unique(np.concatenate([C.i, C.j, C.k]))
+    order = np.concatenate([touched, np.setdiff1d(np.arange(len(G0)), touched)])
+    assert perm.op.extent == meta["labeled"] == touched.size < plain.op.extent
+    assert np.allclose(X1, X0[np.ix_(order, order)], rtol=0, atol=1e-12)
+    s0, s1 = T._state(plain, X0), T._state(perm, X1)
+    for natural in (False, True):
+        for radius in (1e6, 0.3):
+            Zh0, pred0, *rest0 = T.steihaug_pcg(plain, s0, radius, 0.1, 50, natural)
+            Zh1, pred1, *rest1 = T.steihaug_pcg(perm, s1, radius, 0.1, 50, natural)
+            Z0, Z1 = s0.L @ Zh0 @ s0.L.T, s1.L @ Zh1 @ s1.L.T
+            assert rest0[:2] == rest1[:2] and pred1 == pytest.approx(pred0, rel=1e-9)
+            assert np.abs(Z1 - Z0[np.ix_(order, order)]).max() <= 1e-9 * np.abs(Z0).max()
+    G = decode(X1)
+    assert np.allclose(G @ G.T, G0 @ G0.T, rtol=0, atol=1e-10)
+
+
 def test_trial_step_matches_a_fresh_factorization():
     """_trial factors K + Z as L chol(I + Ẑ) and sums the decrease from its parts: the same state
     and f(K) − f(K + Z) as a Cholesky of K + Z; a step that leaves the PD cone gives None."""

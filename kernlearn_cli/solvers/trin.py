@@ -43,7 +43,7 @@ from typing import Callable
 import numpy as np
 import scipy.linalg as sla
 import scipy.sparse as sp
-from scipy.linalg.blas import dtrmm
+from scipy.linalg.blas import daxpy, dscal, dtrmm
 
 from ..errors import ConfigError, DataError
 from ..kernels import full_column_rank
@@ -74,8 +74,11 @@ def _expit(z):
 
 def log_loss() -> Loss:
     """ψ(x) = log(1 + e^{−2x})."""
-    return Loss("log", lambda x: np.logaddexp(0.0, -2.0 * x), lambda x: -2.0 * _expit(-2.0 * x),
-                lambda x: 4.0 * _expit(2.0 * x) * _expit(-2.0 * x))
+    def d2(x):                                        # 4 σ(2x) σ(−2x) = (1 + tanh x)(1 − tanh x)
+        t = np.tanh(x)
+        return (1.0 + t) * (1.0 - t)
+
+    return Loss("log", lambda x: np.logaddexp(0.0, -2.0 * x), lambda x: -2.0 * _expit(-2.0 * x), d2)
 
 
 def smooth_hinge(t: float = 0.7, name: str = "lmnn") -> Loss:
@@ -132,7 +135,9 @@ class TraceMap:
 
     The A_i are held as a sparse c × E matrix ``C`` over E distinct entries (a_e <= b_e) of K,
     so tr(K A_i) = Σ_e C_ie K_{a_e b_e} and Σ_i α_i A_i = Σ_e (Cᵀα)_e E_e, with
-    E_e = (e_a e_bᵀ + e_b e_aᵀ)/2 (e_a e_aᵀ on the diagonal).
+    E_e = (e_a e_bᵀ + e_b e_aᵀ)/2 (e_a e_aᵀ on the diagonal).  Every Σ α_i A_i in the working
+    coordinates vanishes outside its leading ``extent`` × ``extent`` block: 1 + the last point the
+    constraints touch (B = I), r otherwise.
     """
 
     def __init__(self, n: int, rows, a, b, coef, c: int, basis: np.ndarray | None):
@@ -142,6 +147,16 @@ class TraceMap:
         self.C = sp.csr_matrix((coef, (rows, inv.ravel())), shape=(c, key.size))
         self.CT = self.C.T.tocsr()
         self.n, self.basis = n, basis
+        # the n x n pattern of the E_e, built once: entry e sits at (a_e, b_e) and, off the diagonal,
+        # at (b_e, a_e); _order takes the values in that order to the CSR's
+        self._off = self.a != self.b
+        pattern = sp.csr_matrix((np.arange(1.0, self.a.size + np.count_nonzero(self._off) + 1),
+                                 (np.concatenate([self.a, self.b[self._off]]),
+                                  np.concatenate([self.b, self.a[self._off]]))), shape=(n, n))
+        self._order = pattern.data.astype(np.intp) - 1
+        self._pattern = pattern.indices, pattern.indptr
+        self._scale = np.where(self._off, 0.5, 1.0)
+        self.extent = int(self.b.max()) + 1 if basis is None else basis.shape[1]
 
     def entries(self, X: np.ndarray) -> np.ndarray:
         """K_{a_e b_e} for all distinct entries e."""
@@ -160,11 +175,8 @@ class TraceMap:
 
     def adjoint(self, alpha: np.ndarray):
         """Σ_i α_i A_i in the working coordinates: sparse n x n (B = I) or dense r x r (Bᵀ S B)."""
-        w = self.CT @ alpha
-        half = 0.5 * w
-        S = sp.csr_matrix((np.concatenate([half, half]), (np.concatenate([self.a, self.b]),
-                                                          np.concatenate([self.b, self.a]))),
-                          shape=(self.n, self.n))
+        v = self._scale * (self.CT @ alpha)                          # w_e / 2 off the diagonal, w_e on it
+        S = sp.csr_matrix((np.concatenate([v, v[self._off]])[self._order], *self._pattern), shape=(self.n, self.n))
         if self.basis is None:
             return S
         return self.basis.T @ (S @ self.basis)
@@ -224,7 +236,9 @@ def inverse_from_chol(L: np.ndarray) -> np.ndarray:
     Xinv, info = sla.lapack.dpotri(L, lower=1)
     if info != 0:
         raise np.linalg.LinAlgError("dpotri failed")
-    return np.tril(Xinv) + np.tril(Xinv, -1).T
+    Xinv = np.tril(Xinv)
+    Xinv += np.tril(Xinv, -1).T
+    return Xinv
 
 
 @dataclass
@@ -284,7 +298,8 @@ def _trial(prob: Problem, s: _State, Zh: np.ndarray) -> tuple[_State | None, flo
 
 # ---- TRIN -------------------------------------------------------------------------------
 
-def steihaug_pcg(prob: Problem, s: _State, radius: float, nu: float, max_cg: int, natural: bool):
+def steihaug_pcg(prob: Problem, s: _State, radius: float, nu: float, max_cg: int, natural: bool,
+                 g: np.ndarray | None = None):
     """Table 1: preconditioned CG on H(Z) = −∇f inside the trust region ‖Z‖ <= radius.
 
     The preconditioner Δ ↦ KΔK = S Sᵀ(Δ), with S(Ẑ) = L Ẑ Lᵀ and K = L Lᵀ, makes PCG on H the
@@ -294,12 +309,21 @@ def steihaug_pcg(prob: Problem, s: _State, radius: float, nu: float, max_cg: int
     <= 0 in rounding once cond K nears 1/eps (Ionosphere's K0 has 2.3e9).  The trust region is
     ‖Z‖_F <= Δ (eq. 7) or, with ``natural``, the preconditioner's norm ‖Z‖_K = ‖Ẑ‖_F (Nocedal &
     Wright, Sec. 7.2); CG stops at ‖R‖_F < ν ‖∇f‖_F (Table 1), or at ‖R̂‖_F < ν ‖Ĝ‖_F with
-    ``natural``.  Returns (Ẑ, predicted decrease m(0) − m(Z) of model (7), CG steps, hit the
-    boundary, ‖Z‖).
+    ``natural``.  ``g`` is Ĝ = Lᵀ∇f L when already known (:func:`natural_gradient`).
+
+    Only the scalars of CG (α, β, the trust-region test) and Ẑ, R̂ come from these coordinates.
+    The direction in K's coordinates, P = L P̂ Lᵀ, on which H_F is evaluated, is carried by
+    Table 1's own recurrence P = −KRK + βP, KR₊K = KRK + α(K H_F(P) K + P), and so is
+    Table 1's residual R = L⁻ᵀ R̂ L⁻¹ of the stopping test in ‖·‖_F (R₊ = R + α(H_F(P) + Q),
+    Q = L⁻ᵀ P̂ L⁻¹ = −R + βQ): no triangular product or solve per CG step.  H_F(P) vanishes
+    outside its leading k × k block (:attr:`TraceMap.extent`), where L is the k × k triangle
+    L_k, so Lᵀ H_F L = L_kᵀ H_F L_k (k³; k = m, the points the constraints touch, when they are
+    numbered first: :func:`build_problem`) and K H_F K is an O(n² k) product.  Returns (Ẑ,
+    predicted decrease m(0) − m(Z) of model (7), CG steps, hit the boundary, ‖Z‖).
     """
-    L = s.L
+    L, X = s.L, s.X
     d2 = prob.loss.d2(s.x)
-    g = _congruence(L, s.G, transpose=True)                         # Ĝ = Lᵀ ∇f L
+    g = natural_gradient(s) if g is None else g                      # Ĝ = Lᵀ ∇f L
     Zh, HZh = np.zeros_like(g), np.zeros_like(g)
     Z = Zh if natural else np.zeros_like(g)                          # the step in the trust norm's coordinates
     R = g.copy()                                                     # R̂ = Ĥ(Ẑ) + Ĝ
@@ -308,17 +332,19 @@ def steihaug_pcg(prob: Problem, s: _State, radius: float, nu: float, max_cg: int
     if not rr > 0:
         return Zh, 0.0, 0, False, 0.0
     target = nu * math.sqrt(rr) if natural else nu * np.linalg.norm(s.G)
-
-    def raw_residual_norm(R):                                        # ‖L⁻ᵀ R̂ L⁻¹‖_F
-        Y = sla.solve_triangular(L, R, lower=True, trans="T", check_finite=False)
-        return np.linalg.norm(sla.solve_triangular(L, Y.T, lower=True, trans="T", check_finite=False))
+    k = prob.op.extent
+    L_k, X_k = np.ascontiguousarray(L[:k, :k]), X[:k]
+    Y = np.ascontiguousarray(_congruence(L, g))                      # K R K = L R̂ Lᵀ
+    Praw = -Y                                                        # P = L P̂ Lᵀ
+    if not natural:
+        Rraw = np.array(s.G, order="C")                              # R = L⁻ᵀ R̂ L⁻¹
+        Q = -Rraw                                                    # Q = L⁻ᵀ P̂ L⁻¹
 
     for step in range(1, max_cg + 1):
-        Praw = _congruence(L, P)
-        HF = prob.hessian_loss(Praw, d2)                             # sparse when K is the unknown
-        LtHL = _congruence(L, HF, transpose=True) if not sp.issparse(HF) else \
-            dtrmm(1.0, L, np.asarray(HF @ L), lower=1, trans_a=1)
-        HP = LtHL + P
+        HF = prob.hessian_loss(Praw, d2)
+        H_k = HF[:k, :k]                                             # sparse when K is the unknown
+        HP = P.copy()                                                # Ĥ(P̂) = Lᵀ H_F(P) L + P̂
+        HP[:k, :k] += L_k.T @ np.asarray(H_k @ L_k)
         alpha = rr / float(np.vdot(P, HP))
         Pn = P if natural else Praw
         zz, zp, pp = float(np.vdot(Z, Z)), float(np.vdot(Z, Pn)), float(np.vdot(Pn, Pn))
@@ -326,23 +352,49 @@ def steihaug_pcg(prob: Problem, s: _State, radius: float, nu: float, max_cg: int
             tau = (-zp + math.sqrt(max(zp * zp + pp * (radius * radius - zz), 0.0))) / pp
             Zh, HZh = Zh + tau * P, HZh + tau * HP
             return Zh, -(float(np.vdot(g, Zh)) + 0.5 * float(np.vdot(Zh, HZh))), step, True, radius
-        Zh, HZh = Zh + alpha * P, HZh + alpha * HP
-        Z = Zh if natural else Z + alpha * Praw
-        R = R + alpha * HP
+        _axpy(alpha, P, Zh)
+        _axpy(alpha, HP, HZh)
+        if not natural:                                              # (with natural, Z is Ẑ)
+            _axpy(alpha, Praw, Z)
+        _axpy(alpha, HP, R)
         rr_next = float(np.vdot(R, R))
-        if (math.sqrt(rr_next) if natural else raw_residual_norm(R)) < target:
+        if not natural:
+            _axpy(alpha, Q, Rraw)
+            Rraw[:k, :k] += alpha * _dense(H_k)
+        if (math.sqrt(rr_next) if natural else np.linalg.norm(Rraw)) < target:
             break
-        P = -R + (rr_next / rr) * P
+        beta = rr_next / rr
+        _axpby(-1.0, R, beta, P)                                     # P̂ = −R̂ + βP̂
+        _axpy(alpha, X_k.T @ np.asarray(H_k @ X_k), Y)
+        _axpy(alpha, Praw, Y)
+        _axpby(-1.0, Y, beta, Praw)
+        if not natural:
+            _axpby(-1.0, Rraw, beta, Q)
         rr = rr_next
     else:
         step = max_cg
     return Zh, -(float(np.vdot(g, Zh)) + 0.5 * float(np.vdot(Zh, HZh))), step, False, float(np.linalg.norm(Z))
 
 
+def _axpy(a: float, x: np.ndarray, y: np.ndarray) -> None:
+    """y += a x in place (C-contiguous arrays; one pass, no temporary)."""
+    daxpy(x.ravel(), y.ravel(), a=a)
+
+
+def _axpby(a: float, x: np.ndarray, b: float, y: np.ndarray) -> None:
+    """y = a x + b y in place."""
+    dscal(b, y.ravel())
+    daxpy(x.ravel(), y.ravel(), a=a)
+
+
+def natural_gradient(s: _State) -> np.ndarray:
+    """Ĝ = Lᵀ ∇f L (K = L Lᵀ), the gradient in the preconditioner's coordinates."""
+    return np.ascontiguousarray(_congruence(s.L, s.G, transpose=True))
+
+
 def natural_norm(s: _State) -> float:
-    """‖K^{1/2} ∇f K^{1/2}‖_F, the gradient in the metric of the LogDet Hessian (scale free)."""
-    M = s.L.T @ s.G @ s.L
-    return float(np.linalg.norm(M))
+    """‖K^{1/2} ∇f K^{1/2}‖_F = ‖Lᵀ∇f L‖_F, the gradient in the metric of the LogDet Hessian (scale free)."""
+    return float(np.linalg.norm(natural_gradient(s)))
 
 
 def gap_bound(s: _State, gn: float) -> float:
@@ -376,18 +428,20 @@ def trin_solve(prob: Problem, X0: np.ndarray, *, tol: float, max_iter: int, max_
     hist = {k: [] for k in ("objective", "grad_norm", "cg_steps", "radius", "rho", "seconds")}
     t0 = time.perf_counter()
     cg_total, it = 0, 0
-    gn = natural_norm(s)
+    Gh = natural_gradient(s)
+    gn = float(np.linalg.norm(Gh))
     natural = trust_norm == "natural"
     radius = 1.0 if natural else max(np.linalg.norm(s.X @ s.G @ s.X), 1e-8 * np.linalg.norm(s.X))
     floor = 1e-15 if natural else 1e-15 * np.linalg.norm(s.X)
     while gn > tol and it < max_iter:
         it += 1
         nu = min(0.5, math.sqrt(gn if natural else np.linalg.norm(s.G)))  # Sec. 4.1
-        Zh, pred, steps, hit, znorm = steihaug_pcg(prob, s, radius, nu, max_cg, natural)  # pred = m(0) − m(Z)
+        Zh, pred, steps, hit, znorm = steihaug_pcg(prob, s, radius, nu, max_cg, natural, Gh)  # pred = m(0) − m(Z)
         cg_total += steps
         trial, ared, ared_err, _ = _trial(prob, s, Zh) if pred > 0 else (None, -math.inf, math.inf, None)
         rho = ared / pred if trial is not None else -math.inf
-        gn_trial = natural_norm(trial) if trial is not None else math.inf
+        Gh_trial = natural_gradient(trial) if trial is not None else None
+        gn_trial = float(np.linalg.norm(Gh_trial)) if trial is not None else math.inf
         if trial is not None and pred <= ared_err:                       # the decrease is below rounding:
             rho = 1.0 if gn_trial < gn else 0.0                          # judge by the gradient instead
         if rho < 0.25:                                                   # N&W Alg. 4.1
@@ -395,7 +449,7 @@ def trin_solve(prob: Problem, X0: np.ndarray, *, tol: float, max_iter: int, max_
         elif rho > 0.75 and hit:
             radius = 2.0 * radius
         if rho > 1e-4:
-            s, gn = trial, gn_trial
+            s, Gh, gn = trial, Gh_trial, gn_trial
         for key, v in (("objective", s.f), ("grad_norm", gn), ("cg_steps", steps), ("radius", radius),
                        ("rho", rho), ("seconds", time.perf_counter() - t0)):
             hist[key].append(v)
@@ -570,8 +624,14 @@ def _check_indices(constraints: Constraints) -> None:
 
 
 def build_problem(G0: np.ndarray, constraints: Constraints, loss: str, gamma: float, normalize: bool,
-                  t: float, itml_percentiles: tuple[float, float], solver: str):
-    """Validate the settings; return (Problem, X0, decode, meta) with decode(X) -> the factor G of K."""
+                  t: float, itml_percentiles: tuple[float, float], solver: str, support_first: bool = False):
+    """Validate the settings; return (Problem, X0, decode, meta) with decode(X) -> the factor G of K.
+
+    With ``support_first`` the working coordinates number the m points the constraints touch
+    first (K's rows and columns permuted; decode returns G in the given order): then every Σ α_i A_i
+    lives in the leading m × m block (``TraceMap.extent`` = m), and :func:`steihaug_pcg`'s
+    Lᵀ H_F L is an m × m product.
+    """
     if loss not in LOSSES:
         from ..registry import did_you_mean
         raise ConfigError(f"solver.loss = '{loss}' is not a loss of solver '{solver}'.{did_you_mean(loss, LOSSES)} "
@@ -582,11 +642,18 @@ def build_problem(G0: np.ndarray, constraints: Constraints, loss: str, gamma: fl
         raise ConfigError(f"solver '{solver}' needs constraints; the constraint set is empty.")
     n = G0.shape[0]
     _check_indices(constraints)
-    G0 = full_column_rank(np.asarray(G0, dtype=np.float64))
-    r = G0.shape[1]
     labeled = np.unique(np.concatenate([constraints.i, constraints.j] +
                                        ([constraints.k] if constraints.has_triplets else [])))
     m = labeled.size
+    pos = None
+    if support_first:                                 # point p is working coordinate pos[p]
+        pos = np.empty(n, dtype=np.int64)
+        pos[np.concatenate([labeled, np.setdiff1d(np.arange(n), labeled)])] = np.arange(n)
+        G0 = np.asarray(G0)[np.argsort(pos)]
+        constraints = replace(constraints, i=pos[constraints.i], j=pos[constraints.j],
+                              k=None if constraints.k is None else pos[constraints.k])
+    G0 = full_column_rank(np.asarray(G0, dtype=np.float64))
+    r = G0.shape[1]
     w = gamma / m if normalize else gamma
 
     pair_info = None
@@ -647,11 +714,13 @@ def build_problem(G0: np.ndarray, constraints: Constraints, loss: str, gamma: fl
 
     def decode(X):
         if not full:
-            return G0 @ chol(X)[0]                    # K = G0 X G0^T = (G0 L)(G0 L)^T
-        K = X if shift is None else X - shift
-        ev, U = eigh(0.5 * (K + K.T))
-        keep = ev > 1e-10 * ev[-1]
-        return np.ascontiguousarray(U[:, keep][:, ::-1] * np.sqrt(ev[keep][::-1]))
+            G = G0 @ chol(X)[0]                       # K = G0 X G0^T = (G0 L)(G0 L)^T
+        else:
+            K = X if shift is None else X - shift
+            ev, U = eigh(0.5 * (K + K.T))
+            keep = ev > 1e-10 * ev[-1]
+            G = U[:, keep][:, ::-1] * np.sqrt(ev[keep][::-1])
+        return np.ascontiguousarray(G if pos is None else G[pos])
 
     meta = {"loss_weight": w, "labeled": m, "mode": "full" if shift_null is None and full else
             ("full_shifted" if full else "range"), "rank0": r, "constraints_used": c}
@@ -694,7 +763,8 @@ def _solve(method: str, G0, constraints, *, loss, gamma, tol, max_iter, path, ga
         raise ConfigError(f"solver.trust_norm must be 'natural' or 'frobenius'; got '{trust_norm}'.")
     if len(itml_percentiles) != 2 or not 0 <= itml_percentiles[0] < itml_percentiles[1] <= 100:
         raise ConfigError(f"solver.itml_percentiles must be [u, l] with 0 <= u < l <= 100; got {itml_percentiles}.")
-    prob, X0, decode, meta = build_problem(G0, constraints, loss, gamma, normalize, t, tuple(itml_percentiles), method)
+    prob, X0, decode, meta = build_problem(G0, constraints, loss, gamma, normalize, t, tuple(itml_percentiles), method,
+                                           support_first=method == "trin")
     gammas = path_gammas(gamma_min, gamma, path) if path else [gamma]
     if loss == "linear":                                 # unbounded below for w >= w_sup
         w_sup = linear_weight_sup(prob)
