@@ -17,6 +17,7 @@ from __future__ import annotations
 import gzip
 import io
 import json
+import math
 from pathlib import Path
 
 from .errors import KernlearnError
@@ -40,14 +41,55 @@ def line_of(record: dict, sort_keys: bool = False) -> str:
     return json.dumps(record, sort_keys=sort_keys, separators=(",", ":"), default=_json_default, allow_nan=True)
 
 
-def essence(record: dict) -> str:
-    """The record without provenance and timings, as canonical text: equal for the same result."""
+#: Two runs of one cell on different CPUs (AVX2 and AVX-512 BLAS kernels sum in other orders)
+#: agree to rounding, not to the bit: numbers within this relative tolerance are the same result.
+RTOL = 1e-9
+
+
+def _essential(record: dict) -> dict:
     rec = {k: v for k, v in record.items() if k not in VOLATILE}
     if isinstance(rec.get("info"), dict):
         rec["info"] = {k: v for k, v in rec["info"].items() if not k.endswith(VOLATILE_INFO_SUFFIX)}
     if isinstance(rec.get("certificate"), dict):
         rec["certificate"] = {k: v for k, v in rec["certificate"].items() if k != "seconds"}
-    return line_of(rec, sort_keys=True)
+    return rec
+
+
+def essence(record: dict) -> str:
+    """The record without provenance and timings, as canonical text: equal for the same result
+    computed on the same kind of machine."""
+    return line_of(_essential(record), sort_keys=True)
+
+
+def differing(a: dict, b: dict) -> list[str]:
+    """The keys (dotted) where two records of one cell differ beyond rounding: integers, strings
+    and structure exactly, floats beyond :data:`RTOL` relative (of the larger; ``1e3 * RTOL``
+    absolute near zero), provenance and timings not at all."""
+    out: list[str] = []
+
+    def walk(x, y, key):
+        if isinstance(x, bool) or isinstance(y, bool) or not isinstance(x, (int, float)) \
+                or not isinstance(y, (int, float)):
+            if isinstance(x, dict) and isinstance(y, dict):
+                for k in sorted(set(x) | set(y), key=str):
+                    walk(x.get(k), y.get(k), f"{key}.{k}" if key else str(k))
+            elif isinstance(x, list) and isinstance(y, list) and len(x) == len(y):
+                for i, (u, v) in enumerate(zip(x, y)):
+                    walk(u, v, f"{key}[{i}]")
+            elif x != y:
+                out.append(key)
+            return
+        if isinstance(x, int) and isinstance(y, int):
+            if x != y:
+                out.append(key)
+            return
+        if math.isnan(x) and math.isnan(y):
+            return
+        if not abs(x - y) <= RTOL * max(abs(x), abs(y), 1e-3):
+            out.append(key)
+
+    walk(_essential(a), _essential(b), "")
+    return out
 
 
 class Archive:
@@ -131,18 +173,21 @@ class Archive:
 
     # ---- merging -------------------------------------------------------------------------------
     def add(self, record: dict, source: str) -> bool:
-        """Add a record; True if it is new.  The same result again is kept as it is (the first
-        provenance wins); a different result for an archived cell raises :class:`ArchiveError`."""
+        """Add a record; True if it is new.  The same result again, to rounding (:func:`differing`),
+        is kept as it is (the first record wins); a different result for an archived cell raises
+        :class:`ArchiveError`."""
         cell = record["cell"]
         mine = self.records.get(cell)
         if mine is None:
             self.records[cell] = record
             return True
-        if essence(mine) != essence(record):
-            keys = sorted(k for k in set(mine) | set(record) if k not in VOLATILE and mine.get(k) != record.get(k))
+        keys = differing(mine, record)
+        if keys:
+            shown = ", ".join(keys[:5]) + (f" and {len(keys) - 5} more" if len(keys) > 5 else "")
             raise ArchiveError(
                 f"cell {cell} of experiment '{self.experiment}': the record from {source} differs from the one in "
-                f"'{self.path}' (in: {', '.join(keys)}; made by {_made_by(record)} and {_made_by(mine)}). One cell "
+                f"'{self.path}' beyond rounding (relative {RTOL:g}; in: {shown}; made by {_made_by(record)} and "
+                f"{_made_by(mine)}). One cell "
                 f"id, two results: the code changed between the runs. Keep one: recompute the experiment with "
                 f"kernlearn reproduce PAPER --rerun {self.experiment}, or leave {source} out.")
         return False

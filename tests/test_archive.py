@@ -154,7 +154,15 @@ def test_merge_two_halves_equals_the_whole_and_refuses_a_conflict(study, whole, 
     other["provenance"]["git_commit"] = "0" * 40
     Archive(tmp_path / "bad" / "burg.jsonl.gz", "burg", full.config, {cells[0]: other}).write()
     res = reproduce(study, merged, "--no-run", "--merge", tmp_path / "bad" / "burg.jsonl.gz", check=False)
-    assert res.returncode == 2 and f"cell {cells[0]}" in res.stderr and "metrics" in res.stderr
+    assert res.returncode == 2 and f"cell {cells[0]}" in res.stderr and "metrics.knn_accuracy" in res.stderr
+    assert path.read_bytes() == full.path.read_bytes()
+    # a machine of another CPU type: the same result to rounding (sums in another order) merges, the
+    # archived record kept
+    other = json.loads(json.dumps(full.records[cells[0]]))
+    other["objective"] *= 1 + 3e-15
+    other["provenance"]["git_commit"] = "0" * 40
+    Archive(tmp_path / "cpu" / "burg.jsonl.gz", "burg", full.config, {cells[0]: other}).write()
+    reproduce(study, merged, "--no-run", "--merge", tmp_path / "cpu" / "burg.jsonl.gz")
     assert path.read_bytes() == full.path.read_bytes()
     # a results root of another machine (its folders, no archive) merges the same
     import shutil
@@ -163,6 +171,20 @@ def test_merge_two_halves_equals_the_whole_and_refuses_a_conflict(study, whole, 
     again = tmp_path / "again"
     reproduce(study, again, "--no-run", "--merge", whole)
     assert essences(again) == {c: essence(r) for c, r in full.records.items()}
+
+
+def test_records_differ_beyond_rounding_only():
+    from kernlearn_cli.archive import differing
+
+    rec = {"cell": "c", "iterations": 12, "objective": 11.484165463901931, "metrics": {"a": 0.2318, "z": 0.0},
+           "info": {"path": [1.0, 2.0], "solve_seconds": 3.0}, "provenance": {"git_commit": "a"}, "seconds": 1.0}
+    same = {**rec, "objective": 11.484165463901704, "metrics": {"a": 0.23180000000000012, "z": 1e-16},
+            "info": {"path": [1.0, 2.0 + 1e-15], "solve_seconds": 9.0}, "provenance": {"git_commit": "b"},
+            "seconds": 7.0}
+    assert differing(rec, same) == []
+    assert differing(rec, {**rec, "iterations": 13}) == ["iterations"]
+    assert differing(rec, {**rec, "metrics": {"a": 0.2318 * (1 + 1e-7), "z": 0.0}}) == ["metrics.a"]
+    assert differing(rec, {**rec, "info": {"path": [1.0], "solve_seconds": 3.0}}) == ["info.path"]
 
 
 def test_plan_estimates_from_the_study_then_the_archive(study, whole, tmp_path):
