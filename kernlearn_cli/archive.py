@@ -83,9 +83,9 @@ def differing(a: dict, b: dict) -> list[str]:
             if x != y:
                 out.append(key)
             return
-        if math.isnan(x) and math.isnan(y):
+        if x == y or (math.isnan(x) and math.isnan(y)):          # equal infinities too
             return
-        if not abs(x - y) <= RTOL * max(abs(x), abs(y), 1e-3):
+        if math.isinf(x) or math.isinf(y) or not abs(x - y) <= RTOL * max(abs(x), abs(y), 1e-3):
             out.append(key)
 
     walk(_essential(a), _essential(b), "")

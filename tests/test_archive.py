@@ -177,7 +177,8 @@ def test_records_differ_beyond_rounding_only():
     from kernlearn_cli.archive import differing
 
     rec = {"cell": "c", "iterations": 12, "objective": 11.484165463901931, "metrics": {"a": 0.2318, "z": 0.0},
-           "info": {"path": [1.0, 2.0], "solve_seconds": 3.0}, "provenance": {"git_commit": "a"}, "seconds": 1.0}
+           "info": {"path": [1.0, 2.0], "solve_seconds": 3.0}, "provenance": {"git_commit": "a"}, "seconds": 1.0,
+           "certificate": {"gap": [float("inf"), float("nan"), 1.0]}}
     same = {**rec, "objective": 11.484165463901704, "metrics": {"a": 0.23180000000000012, "z": 1e-16},
             "info": {"path": [1.0, 2.0 + 1e-15], "solve_seconds": 9.0}, "provenance": {"git_commit": "b"},
             "seconds": 7.0}
@@ -185,6 +186,7 @@ def test_records_differ_beyond_rounding_only():
     assert differing(rec, {**rec, "iterations": 13}) == ["iterations"]
     assert differing(rec, {**rec, "metrics": {"a": 0.2318 * (1 + 1e-7), "z": 0.0}}) == ["metrics.a"]
     assert differing(rec, {**rec, "info": {"path": [1.0], "solve_seconds": 3.0}}) == ["info.path"]
+    assert differing(rec, {**rec, "certificate": {"gap": [1e300, float("nan"), 1.0]}}) == ["certificate.gap[0]"]
 
 
 def test_plan_estimates_from_the_study_then_the_archive(study, whole, tmp_path):
