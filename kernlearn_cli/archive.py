@@ -41,8 +41,8 @@ def line_of(record: dict, sort_keys: bool = False) -> str:
     return json.dumps(record, sort_keys=sort_keys, separators=(",", ":"), default=_json_default, allow_nan=True)
 
 
-#: Two runs of one cell on different CPUs (AVX2 and AVX-512 BLAS kernels sum in other orders)
-#: agree to rounding, not to the bit: numbers within this relative tolerance are the same result.
+#: Two runs of one cell on different CPU types (their BLAS kernels sum in other orders) agree to
+#: rounding, not to the bit: numbers within this relative tolerance are the same result.
 RTOL = 1e-9
 
 
@@ -63,8 +63,8 @@ def essence(record: dict) -> str:
 
 def differing(a: dict, b: dict) -> list[str]:
     """The keys (dotted) where two records of one cell differ beyond rounding: integers, strings
-    and structure exactly, floats beyond :data:`RTOL` relative (of the larger; ``1e3 * RTOL``
-    absolute near zero), provenance and timings not at all."""
+    and structure exactly, floats beyond :data:`RTOL` relative (of the larger; ``1e-3 * RTOL``
+    absolute near zero; equal infinities and two NaNs agree), provenance and timings not at all."""
     out: list[str] = []
 
     def walk(x, y, key):
