@@ -2,6 +2,8 @@
 verdicts, and a tiny study run end to end (tables, figure, verdicts, page, status table, resume)."""
 
 import math
+
+import numpy as np
 from pathlib import Path
 
 import pandas as pd
@@ -9,7 +11,7 @@ import pytest
 import yaml
 
 from kernlearn_cli.errors import ConfigError
-from kernlearn_cli.study import find_studies, load_study, study_names
+from kernlearn_cli.study import find_studies, labelings_by_budget, load_study, study_names
 from kernlearn_cli.verdicts import Entry, Rule, Statement, judge_value, paper_item, verdict_table, verdicts
 
 REPO = Path(__file__).resolve().parents[1]
@@ -343,3 +345,33 @@ def test_every_committed_figure_comes_from_a_study():
             for name in load_study(REPO / "configs" / "papers" / paper / "study.yaml").figures}
     committed = {p.name for p in (REPO / "results" / "figures").iterdir() if p.is_file()}
     assert committed and committed <= made, sorted(committed - made)
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_labelings_by_budget_is_the_largest_common_extra_time_that_fits(seed):
+    """Against a brute-force scan of T: the returned L is that of the largest T whose extra
+    labelings fit the budget, and one more step of T would not fit."""
+    rng = np.random.default_rng(seed)
+    groups = [f"g{i}" for i in range(int(rng.integers(1, 6)))]
+    costs = {g: float(rng.choice([0.5, 3.0, 40.0, 400.0])) * float(rng.uniform(0.5, 2)) for g in groups}
+    most = {g: int(rng.choice([1, 5, 50])) for g in groups}
+    budget = float(rng.uniform(0, 3000))
+    T, L = labelings_by_budget(costs, most, budget)
+
+    def counts(t):
+        return {g: min(most[g], 1 + math.floor(t / c)) for g, c in costs.items()}
+
+    spent = sum((L[g] - 1) * costs[g] for g in groups)
+    assert spent <= budget
+    assert all(1 <= L[g] <= most[g] for g in groups)
+    fits = [t for t in np.linspace(0, 1e5, 200001) if sum((n - 1) * costs[g] for g, n in counts(t).items()) <= budget]
+    assert L == counts(fits[-1]) or (T == math.inf and L == most)
+    if T != math.inf:
+        assert L == counts(T * (1 + 1e-9))      # T is a step k·c_g: rounding of T / c_g aside
+
+
+def test_labelings_by_budget_equal_time_not_equal_counts():
+    T, L = labelings_by_budget({"cheap": 1.0, "mid": 10.0, "dear": 100.0}, {"cheap": 50, "mid": 50, "dear": 50}, 300)
+    assert (T, L) == (150.0, {"cheap": 50, "mid": 16, "dear": 2})
+    assert labelings_by_budget({"a": 1.0}, {"a": 50}, 1e9) == (math.inf, {"a": 50})
+    assert labelings_by_budget({"a": 1000.0}, {"a": 50}, 10) == (0.0, {"a": 1})

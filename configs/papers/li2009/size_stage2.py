@@ -1,0 +1,74 @@
+"""Li et al. (2009) study, stage 2: labelings per group from stage 1's measured cost (study.yaml,
+*Labelings*).  Reads the record archive only (never a result), prints each group's stage-1 cost,
+the common extra time T, L_g and the experiments to add to study.yaml.
+
+    python configs/papers/li2009/size_stage2.py [--results results]
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from kernlearn_cli.archive import Archive
+from kernlearn_cli.config import expand
+from kernlearn_cli.reproduce import Layout, expected_config
+from kernlearn_cli.study import labelings_by_budget, load_study
+
+BUDGET = 4 * 3600.0                 # the whole study, CPU seconds on this 2-core machine
+STAGE1 = ("table5_laplacian", "table5", "table3_trin", "table3_pr_cg", "table3_trin_relative",
+          "table3_pr_cg_relative", "table3_pr_cg_relative_baselines", "uspst")
+PAPER = {"uspst": 10}               # the paper's labelings (50 elsewhere)
+CONTEXT = {"table3_trin_relative", "table3_pr_cg_relative", "table3_pr_cg_relative_baselines"}
+CONTEXT_MOST = 5
+DONE = {"table5_laplacian"}         # runs the paper's 50 in stage 1
+
+
+def cpu(record: dict) -> float:
+    return (record.get("provenance") or {}).get("cpu_seconds", record["seconds"])
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--results", default="results")
+    args = ap.parse_args()
+    study = load_study(Path(__file__).with_name("study.yaml"))
+    layout = Layout.of(Path(args.results), quick=False)
+    spent, costs, most, untested = 0.0, {}, {}, []
+    for name in STAGE1:
+        e = study.experiments[name]
+        cells = expand(expected_config(e, quick=False))
+        records = Archive.read(layout.archive(study, name), name).records
+        spent += sum(cpu(records[c.id]) for c in cells if c.id in records)
+        if name in DONE:
+            continue
+        for dataset in dict.fromkeys(c.grid_values.get("dataset", c.config["dataset"])["name"] for c in cells):
+            mine = [c for c in cells if c.config["dataset"]["name"] == dataset]
+            if all(c.id in records for c in mine):
+                costs[(name, dataset)] = sum(cpu(records[c.id]) for c in mine)
+                most[(name, dataset)] = CONTEXT_MOST if name in CONTEXT else PAPER.get(name, 50)
+            else:
+                untested.append((name, dataset, sum(c.id in records for c in mine), len(mine)))
+    left = BUDGET - spent
+    T, L = labelings_by_budget(costs, most, left)
+    print(f"stage 1: {spent:.0f} s CPU of {BUDGET:.0f}; left for stage 2: {left:.0f} s; T = {T:.1f} s")
+    print("group | stage-1 cost c_g (s) | P_g | L_g | stage-2 compute (s)")
+    for g, c in costs.items():
+        print(f"{g[0]} {g[1]} | {c:.1f} | {most[g]} | {L[g]} | {(L[g] - 1) * c:.0f}")
+    for name, dataset, done, n in untested:
+        print(f"{name} {dataset} | untested in stage 1 ({done} of {n} cells) | - | 0 | -")
+    print(f"stage 2 total: {sum((L[g] - 1) * c for g, c in costs.items()):.0f} s\n\nexperiments:")
+    for (name, dataset), n in L.items():
+        if n < 2:
+            continue
+        e = study.experiments[name]
+        cells = [c for c in expand(expected_config(e, quick=False)) if c.config["dataset"]["name"] == dataset]
+        spec = next(c.config["dataset"] for c in cells)
+        flow = "{" + ", ".join(f"{k}: {v}" for k, v in spec.items()) + "}"
+        print(f"  {name}_{dataset}_stage2:\n    config: {e.config.name}\n"
+              f"    set: {list(e.set) + [f'grid.dataset=[{flow}]', f'grid.seed=range(1, {n})']}\n"
+              f"    seconds_per_cell: {costs[(name, dataset)] / len(cells):.3g}\n    quick: false")
+
+
+if __name__ == "__main__":
+    main()
