@@ -26,8 +26,9 @@ from .io import RECORD_KEYS, _json_default, atomic_path
 SUFFIX = ".jsonl.gz"
 FORMAT = 1
 #: Record keys not compared: provenance and timings differ between two runs of one cell without the
-#: result differing; the histories (archived beside some records) come from the same run as the rest.
-VOLATILE = ("provenance", "seconds", "cpu_seconds", "history")
+#: result differing; the histories (archived beside some records) come from the same run as the rest;
+#: ``index`` is where the cell sits in its grid, which reordering the grid changes (not its id).
+VOLATILE = ("provenance", "seconds", "cpu_seconds", "history", "index")
 #: Keys of a record's ``info`` that are timings.
 VOLATILE_INFO_SUFFIX = "seconds"
 

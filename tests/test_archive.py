@@ -183,6 +183,7 @@ def test_records_differ_beyond_rounding_only():
             "info": {"path": [1.0, 2.0 + 1e-15], "solve_seconds": 9.0}, "provenance": {"git_commit": "b"},
             "seconds": 7.0}
     assert differing(rec, same) == []
+    assert differing({**rec, "index": 0}, {**rec, "index": 32}) == []      # the same cell in a reordered grid
     assert differing(rec, {**rec, "iterations": 13}) == ["iterations"]
     assert differing(rec, {**rec, "metrics": {"a": 0.2318 * (1 + 1e-7), "z": 0.0}}) == ["metrics.a"]
     assert differing(rec, {**rec, "info": {"path": [1.0], "solve_seconds": 3.0}}) == ["info.path"]
