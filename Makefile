@@ -9,7 +9,7 @@ ifneq ($(wildcard $(MIRROR)/MANIFEST.json),)
 export KERNLEARN_DATA_MIRROR ?= $(MIRROR)
 endif
 
-.PHONY: install run test bench certified kulis2006 tsuda2005 hu2013 zhang2012 li2009 reproduce reproduce-quick slurm-test clean
+.PHONY: install run test lint bench certified kulis2006 tsuda2005 hu2013 zhang2012 li2009 reproduce reproduce-quick slurm-test clean
 
 install: $(VENV)/.installed
 
@@ -24,6 +24,9 @@ run: install                      ## quick Burg run on iris (bundled with scikit
 
 test: install                     ## the test suite, two test files at a time (pytest-xdist)
 	$(PY) -m pytest -n 2 --dist loadfile
+
+lint: install                     ## ruff (the rules are in pyproject.toml)
+	$(PY) -m ruff check kernlearn_cli tests benchmarks configs
 
 bench: install                    ## Burg vs a NumPy loop; von Neumann vs Burg; --jobs 2 vs --jobs 1; KL_ADMM; Nystrom; TRIN; certificates
 	$(PY) benchmarks/bench_burg.py

@@ -71,8 +71,8 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=1, help="runs per solver and cell; the least CPU time is kept")
     args = ap.parse_args()
     old = old_trin(args.rev)
-    print(f"| dataset | bandwidth | alpha | iter old | iter new | CG old | CG new | CPU s old | CPU s new | new / old "
-          f"| rel. objective diff |")
+    print("| dataset | bandwidth | alpha | iter old | iter new | CG old | CG new | CPU s old | CPU s new | new / old "
+          "| rel. objective diff |")
     print("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
     with threadpool_limits(limits=1):
         for name in args.datasets.split(","):

@@ -184,8 +184,8 @@ def main() -> None:
                         except Exception as exc:  # noqa: BLE001 - reported below, the grid goes on
                             errors.append(f"{name}, {c} pairs, gamma {g:g}: {type(exc).__name__}: {exc}")
                 if not rb or not rt:                     # a solver raised on every draw
-                    cell = lambda runs: f"{mean(runs, 'sec'):.3g}" if runs else "error"
-                    print(f"| {c} | {g:g} | {cell(rb)} | | {cell(rt)} | | | | | | |", flush=True)
+                    cell = [f"{mean(runs, 'sec'):.3g}" if runs else "error" for runs in (rb, rt)]
+                    print(f"| {c} | {g:g} | {cell[0]} | | {cell[1]} | | | | | | |", flush=True)
                     rows.append((c, g, rb, rt))
                     continue
                 fb, ft = mean(rb, "f"), mean(rt, "f")

@@ -82,7 +82,7 @@ def time_dense(G0, C, count):
         w = W.T @ v
         b = C.bound[q]
 
-        def g(alpha):
+        def g(alpha, D=D, w=w, b=b):
             theta, Q = np.linalg.eigh(np.diag(D) + alpha * np.outer(w, w))
             return math.log((Q.T @ w) ** 2 @ np.exp(theta)) - math.log(b)
 

@@ -14,7 +14,6 @@ from __future__ import annotations
 import argparse
 import warnings
 
-import numpy as np
 
 from kernlearn_cli.experiment import STREAM_CONSTRAINTS, STREAM_SOLVER, component_rng
 from kernlearn_cli.registry import constraints as generators, datasets

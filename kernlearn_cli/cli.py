@@ -296,6 +296,12 @@ def list_(kind: Optional[str] = typer.Argument(None, help="datasets|kernels|cons
             typer.echo(f"  {entry.name:<26} {entry.summary}")
             if params:
                 typer.echo(f"  {'':<26} [{params}]")
+    from .registry import PLUGIN_GROUP, load_plugins
+
+    if kind is None and load_plugins():
+        typer.echo(f"plugins (entry point group {PLUGIN_GROUP}):")
+        for plugin in load_plugins():
+            typer.echo(f"  {plugin}")
 
 
 @datasets_app.command("fetch")

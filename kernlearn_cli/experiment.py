@@ -18,7 +18,7 @@ from threadpoolctl import threadpool_limits
 from . import __version__
 from .config import Cell, bind_cell, check_cell
 from .errors import ConfigError
-from .io import cell_state, factors_image, write_cell
+from .io import SHARED, cell_state, factors_image, shared_name, write_cell, write_shared
 from .provenance import code_provenance
 
 
@@ -215,8 +215,9 @@ def _run_cell(cell: Cell, out_dir: Path, *, where: str, force: bool, progress: C
         extra = {key: value for key, value in (("result", result), ("constraints", constraints)) if key in wants}
         metrics.update(ev.func(result.G, ds, rng=component_rng(cell.seed, STREAM_EVALUATE, k), **extra, **ev_params))
 
+    links = share_initial_factor(result, prep.G0, Path(out_dir))
     factors = factors_image(result, constraints, ds.y, solver=solver.name, config=cell.config, seed=cell.seed,
-                            seconds=seconds)
+                            seconds=seconds, links=links)
     record = {
         "cell": cell.id, "index": cell.index, "experiment": cell.config["name"],
         "grid": cell.grid_values, "seed": cell.seed,
@@ -232,6 +233,20 @@ def _run_cell(cell: Cell, out_dir: Path, *, where: str, force: bool, progress: C
     }
     write_cell(cell_dir, factors, record)
     return record
+
+
+def share_initial_factor(result, G0: np.ndarray | None, out_dir: Path) -> dict:
+    """Keep the initial factor G0 (K0 = G0 G0ᵀ) once per results folder, not once per cell: a
+    solver that returns it (``result.arrays["G0"]``, to make its objective recomputable) gets it
+    written to ``OUT/shared/`` under a name of its content (:func:`~kernlearn_cli.io.shared_name`)
+    and linked from the cell's factors file.  Returns the links for :func:`~kernlearn_cli.io.factors_image`."""
+    arr = result.arrays.get("G0")
+    if G0 is None or not isinstance(arr, np.ndarray) or arr.shape != G0.shape or not (arr is G0 or
+                                                                                        np.array_equal(arr, G0)):
+        return {}
+    name = shared_name("G0", arr)
+    write_shared(out_dir / SHARED / name, "G0", arr)
+    return {"G0": f"../{SHARED}/{name}"}
 
 
 #: ``warmup``'s tiny problem: 40 points of two Gaussians in 3 dimensions and an RBF kernel.

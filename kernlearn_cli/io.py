@@ -12,6 +12,7 @@ temporary file.
 
 from __future__ import annotations
 
+import hashlib
 import io
 import json
 import os
@@ -74,12 +75,41 @@ def atomic_path(path: Path, commit: bool = True):
 
 
 def factors_image(result: SolverResult, constraints: Constraints, labels, *, solver: str, config: dict,
-                  seed: int, seconds: float) -> bytes:
-    """The factors file (contract), built in memory: see :func:`write_factors`."""
+                  seed: int, seconds: float, links: dict | None = None) -> bytes:
+    """The factors file (contract), built in memory: see :func:`write_factors`.  ``links`` maps a
+    solver array's name to the file (relative to the factors file's folder) that holds it under
+    the same name (:func:`write_shared`): the factors file links to it instead of a copy."""
     buffer = io.BytesIO()
     with h5py.File(buffer, "w") as f:
-        _fill_factors(f, result, constraints, labels, solver=solver, config=config, seed=seed, seconds=seconds)
+        _fill_factors(f, result, constraints, labels, solver=solver, config=config, seed=seed, seconds=seconds,
+                      links=links or {})
     return buffer.getvalue()
+
+
+#: Where a results folder keeps the arrays its cells share (one file per distinct array).
+SHARED = "shared"
+
+
+def shared_name(name: str, arr: np.ndarray) -> str:
+    """The shared file of an array: named by its content (sha256 of its shape, type and bytes), so
+    cells whose arrays are equal to the last bit share one file and no others do."""
+    arr = np.ascontiguousarray(arr)
+    digest = hashlib.sha256(f"{arr.dtype.str}{arr.shape}".encode())
+    digest.update(memoryview(arr).cast("B"))
+    return f"{name}_{digest.hexdigest()[:20]}.h5"
+
+
+def write_shared(path: Path, name: str, arr: np.ndarray) -> None:
+    """Write one shared array (dataset ``name``) unless its file is there; atomic, so two cells
+    writing it at once each rename a complete file (the same bytes)."""
+    path = Path(path)
+    if path.is_file():
+        return
+    buffer = io.BytesIO()
+    with h5py.File(buffer, "w") as f:
+        f.create_dataset(name, data=arr)
+    with atomic_path(path) as tmp:
+        tmp.write_bytes(buffer.getvalue())
 
 
 def write_factors(path: Path, result: SolverResult, constraints: Constraints, labels, **attrs) -> None:
@@ -112,8 +142,9 @@ def write_failure(cell_dir: Path, failure: dict) -> None:
 
 
 def _fill_factors(f: h5py.File, result: SolverResult, constraints: Constraints, labels, *,
-                  solver: str, config: dict, seed: int, seconds: float) -> None:
-    """The factors file's contents (contract): G, constraints, labels, attributes, solver extras.
+                  solver: str, config: dict, seed: int, seconds: float, links: dict) -> None:
+    """The factors file's contents (contract): G, constraints, labels, attributes, solver extras
+    (those named in ``links`` as HDF5 external links to their shared file).
 
     The ``constraints`` group holds ``i``, ``j``, ``kind`` (names), ``bound`` and, for a set of
     triplet constraints only, ``k``.
@@ -130,7 +161,9 @@ def _fill_factors(f: h5py.File, result: SolverResult, constraints: Constraints, 
     if labels is not None:
         f.create_dataset("labels", data=np.asarray(labels))
     for name, arr in result.arrays.items():
-        if isinstance(arr, dict):                     # e.g. a sparse matrix as a CSR group
+        if name in links:
+            f[name] = h5py.ExternalLink(links[name], f"/{name}")
+        elif isinstance(arr, dict):                     # e.g. a sparse matrix as a CSR group
             grp = f.create_group(name)
             for key, part in arr.items():
                 grp.create_dataset(key, data=part)
@@ -169,8 +202,22 @@ def write_certificate(group: h5py.Group, certificate: dict) -> None:
 
 
 def read_factors(path: Path) -> dict:
-    """Read a factors file back: arrays, constraints and attributes (for tests and tools)."""
+    """Read a factors file back: arrays (shared ones through their links), constraints and attributes.
+
+    Raises
+    ------
+    FileNotFoundError
+        A linked array whose shared file is missing (the cell's folder was moved without its
+        results folder's ``shared/``), naming both files.
+    """
     with h5py.File(path, "r") as f:
+        for k in f:
+            link = f.get(k, getlink=True)
+            if isinstance(link, h5py.ExternalLink) and not (Path(path).parent / link.filename).is_file():
+                raise FileNotFoundError(f"factors file '{path}': array '{k}' is kept once for all cells in "
+                                        f"'{Path(path).parent / link.filename}', which is missing. Keep a cell's "
+                                        f"folder inside its results folder (or copy {SHARED}/ beside it), or rerun "
+                                        f"the cell with --force.")
         out = {k: f[k][()] for k in f if isinstance(f[k], h5py.Dataset)}
         g = f["constraints"]
         out["constraints"] = Constraints.from_lists(g["i"][()], g["j"][()],

@@ -91,18 +91,22 @@ class Registry:
         return deco
 
     def names(self) -> list[str]:
-        """Every registered name, built-in or not (imports nothing)."""
+        """Every name registered so far or built in (imports nothing)."""
         return sorted(set(self._entries) | set(self._builtins))
 
     def entries(self) -> list[Entry]:
-        """Every entry (imports every built-in module)."""
+        """Every entry (imports every built-in module and every plugin)."""
         _load_builtins()
+        load_plugins()
         return [self._entries[n] for n in self.names()]
 
     def get(self, name: str, where: str = "") -> Entry:
-        """The entry of ``name``, importing the module of a built-in the first time it is asked for."""
+        """The entry of ``name``, importing the module of a built-in the first time it is asked for,
+        and the installed plugins (:func:`load_plugins`) when no built-in has that name."""
         if name not in self._entries and name in self._builtins:
             importlib.import_module(self._builtins[name])
+        if name not in self._entries:
+            load_plugins(where)
         if name not in self._entries:
             raise ConfigError(
                 f"{where or self.kind}: unknown {self.kind} '{name}'.{did_you_mean(name, self.names())} "
@@ -236,6 +240,41 @@ evaluators = Registry("evaluator", _builtins("evaluators"))
 
 REGISTRIES = {"datasets": datasets, "kernels": kernels, "constraints": constraints,
               "solvers": solvers, "evaluators": evaluators}
+
+
+#: The entry-point group in which an installed package names the modules that register its
+#: components (plugins; docs/extending.md, section 6).
+PLUGIN_GROUP = "kernlearn.components"
+_plugins: list[str] | None = None
+
+
+def load_plugins(where: str = "") -> list[str]:
+    """Import every module that installed packages name under :data:`PLUGIN_GROUP`, once per
+    process; importing one registers its components.  Returns the entry points loaded
+    (``name = module``).
+
+    Raises
+    ------
+    ConfigError
+        A plugin module that fails to import, naming the entry point, its package and the error.
+    """
+    global _plugins
+    if _plugins is not None:
+        return _plugins
+    from importlib.metadata import entry_points
+
+    _plugins = []
+    for ep in sorted(entry_points(group=PLUGIN_GROUP), key=lambda e: e.name):
+        package = ep.dist.name if ep.dist is not None else "unknown package"
+        try:
+            ep.load()
+        except Exception as exc:  # noqa: BLE001 - any failure of third-party code, reported once
+            raise ConfigError(f"{where + ': ' if where else ''}kernlearn plugin '{ep.name} = {ep.value}' (entry point "
+                              f"group {PLUGIN_GROUP}, package '{package}') failed to import: "
+                              f"{type(exc).__name__}: {exc}. Fix the plugin, or uninstall it "
+                              f"(pip uninstall {package}).") from None
+        _plugins.append(f"{ep.name} = {ep.value} ({package})")
+    return _plugins
 
 
 def _load_builtins() -> None:

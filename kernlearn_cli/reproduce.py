@@ -264,7 +264,7 @@ def run_local(study: Study, layout: Layout, *, quick: bool, jobs: int, echo, dea
              f"archived) ...")
         written = [time.monotonic()]
 
-        def on_result(cell, record, archive=archive, e=e, out=out):
+        def on_result(cell, record, archive=archive, e=e, out=out, written=written):
             archive.add(archived_record(record, out / cell.id, e.name in histories), source=str(out))
             if time.monotonic() - written[0] >= 5.0:          # a kill loses at most a few seconds of cells
                 archive.write()
@@ -341,7 +341,7 @@ def submit_slurm(study: Study, layout: Layout, *, quick: bool, sbatch: dict, max
         per_task = pack_cells(len(cells), 1, max_array_size)
         plans.append((e, cfg, len(cells), per_task, out))
     ids = []
-    for e, cfg, n, per_task, out in plans:
+    for e, _, n, per_task, out in plans:
         tasks = task_count(n, per_task)
         text = sbatch_script(e.config.resolve(), out, tasks, per_task, name=f"{study.paper}-{e.name}",
                              overrides=overrides(e, quick), seed=None, python=sys.executable, **sbatch)

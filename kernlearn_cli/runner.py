@@ -312,7 +312,7 @@ def run_with_progress(cfg: dict, cells, out: Path, where: str, *, jobs: int, for
     late = len(cells) - progress.finished
     print(f"{progress.run} cell(s) run, {progress.skipped} already finished, {len(progress.failed)} failed, "
           + (f"{archived} archived, " if archived else "") + (f"{late} not started (time budget spent), " if late else "")
-          + f"results in {out}" + (f"; each failure's reason is in its cell's failed.json" if progress.failed else ""),
+          + f"results in {out}" + ("; each failure's reason is in its cell's failed.json" if progress.failed else ""),
           file=sys.stderr)
     return progress.failed
 

@@ -11,7 +11,6 @@ import time
 import pytest
 import yaml
 
-from conftest import REPO
 from kernlearn_cli.archive import Archive, ArchiveError, essence
 from kernlearn_cli.runner import parse_budget
 

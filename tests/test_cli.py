@@ -33,7 +33,7 @@ def test_run_writes_contract_outputs_and_resumes(tmp_path):
     first = kernlearn("run", cfg, "--out", out)
     assert first.returncode == 0, first.stderr
     assert "knn_accuracy" in first.stdout and "4 cell(s) run, 0 already finished, 0 failed" in first.stderr
-    cells = sorted(p for p in out.iterdir() if p.is_dir())
+    cells = sorted(p for p in out.iterdir() if p.is_dir() and p.name != "shared")
     assert len(cells) == 4
     f = read_factors(cells[0] / "factors.h5")
     G, attrs = f["G"], f["attrs"]
@@ -53,12 +53,37 @@ def test_run_writes_contract_outputs_and_resumes(tmp_path):
     assert coll.returncode == 0 and "± " in coll.stdout and (out / "table.csv").is_file()
 
 
+def test_initial_factor_is_kept_once_per_results_folder(tmp_path):
+    """K0's factor is one file in OUT/shared/ for all the cells that share it (named by its content),
+    linked from each factors file, which still recomputes the objective; a cell folder moved alone
+    says what is missing."""
+    cfg = config(tmp_path, grid={"constraints.count": [10, 30], "seed": "range(2)"})
+    out = tmp_path / "out"
+    assert kernlearn("run", cfg, "--out", out).returncode == 0
+    (shared,) = (out / "shared").iterdir()
+    cells = sorted(p for p in out.iterdir() if p.is_dir() and p.name != "shared")
+    assert len(cells) == 4
+    for cell in cells:
+        f = read_factors(cell / "factors.h5")
+        assert f["G0"].shape == (150, 4)
+        assert burg_divergence_dense(f["G"] @ f["G"].T, f["G0"] @ f["G0"].T) == pytest.approx(f["attrs"]["objective"],
+                                                                                              rel=1e-6)
+    import h5py
+
+    with h5py.File(cells[0] / "factors.h5", "r") as f:
+        assert f.get("G0", getlink=True).filename == f"../shared/{shared.name}"
+    moved = tmp_path / "moved"
+    shutil.copytree(cells[0], moved)
+    with pytest.raises(FileNotFoundError, match="array 'G0' is kept once for all cells"):
+        read_factors(moved / "factors.h5")
+
+
 def test_same_cell_same_bits_whatever_runs_it(tmp_path):
     cfg = config(tmp_path, grid={"seed": "range(3)"})
     assert kernlearn("run", cfg, "--out", tmp_path / "all").returncode == 0
     one = kernlearn("run", cfg, "--out", tmp_path / "one", env={"SLURM_ARRAY_TASK_ID": "2"})
     assert one.returncode == 0, one.stderr
-    (cell,) = [p for p in (tmp_path / "one").iterdir() if p.is_dir()]
+    (cell,) = [p for p in (tmp_path / "one").iterdir() if p.is_dir() and p.name != "shared"]
     a = read_factors(tmp_path / "all" / cell.name / "factors.h5")
     b = read_factors(cell / "factors.h5")
     assert np.array_equal(a["G"], b["G"])

@@ -120,7 +120,7 @@ def test_definiteboost_on_digits_sets(digits, projection):
     """The trace-preserving problem: a refusal carries its weak-duality certificate, checked densely."""
     G0, sets = digits
     trace = float(np.sum(G0 * G0))
-    for count, seed, C, _ in sets[::3]:
+    for _, _, C, _ in sets[::3]:
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", ConvergenceWarning)

@@ -103,7 +103,7 @@ def reference(cfg, tmp_path_factory):
     fixed = (t_claim - t_start) + (t_end - previous)
     work = sum(cell_wall.values())
     t_full2 = timed_run(cfg, base / "jobs2", "--jobs", 2)
-    for name, d in cells.items():                        # --jobs 2 gives the same bits
+    for name in cells:                                   # --jobs 2 gives the same bits
         assert read_G(base / "jobs2" / name / "factors.h5").tobytes() == G[name].tobytes()
     spawn = max(t_full2 - fixed - work / 2, 0.0)
     print(f"uninterrupted: --jobs 1 {t_full:.2f} s (start-up + tail {fixed:.2f} s, cells {work:.2f} s), "

@@ -249,12 +249,12 @@ def test_cli_run_writes_what_the_objective_depends_on(tmp_path):
     out = tmp_path / "out"
     run = kernlearn("run", path, "--out", out)
     assert run.returncode == 0, run.stderr
-    cell = next(p for p in out.iterdir() if p.is_dir())
+    cell = next(p for p in out.iterdir() if p.is_dir() and p.name != "shared")
     f = read_factors(cell / "factors.h5")
     a = f["attrs"]
     assert a["loss"] == "log" and a["gamma"] == 16.0 and a["loss_weight"] == pytest.approx(16.0 / 75)
     i, j, k = f["triplets"].T
-    K, K0 = f["G"] @ f["G"].T, f["K0"]
+    K, K0 = f["G"] @ f["G"].T, f["G0"] @ f["G0"].T
     x = (K[i, i] + K[j, j] - 2 * K[i, j]) - (K[i, i] + K[k, k] - 2 * K[i, k])
     P = np.linalg.pinv(K0, rcond=1e-10, hermitian=True)
     ev = np.linalg.eigvals(P @ K).real                       # K0^+ K on the range of K0

@@ -35,7 +35,7 @@ from typing import Callable
 
 import numpy as np
 
-from ..errors import ConfigError, DataError
+from ..errors import DataError
 from ..kernels import full_column_rank
 from ..registry import solvers
 from ..types import Constraints, SolverResult

@@ -813,8 +813,7 @@ def _solve(method: str, G0, constraints, *, loss, gamma, tol, max_iter, path, ga
     arrays = {}
     if constraints.has_triplets:
         arrays["triplets"] = np.column_stack([constraints.i, constraints.j, constraints.k])
-    if G0.shape[0] <= 5000:
-        arrays["K0"] = G0 @ G0.T
+    arrays["G0"] = G0                       # K0 = G0 G0ᵀ: f is recomputable from the factors file
     unsolved = len(gammas) - len(per_gamma["path_gamma"])
     info = {"loss": loss, "gamma": float(per_gamma["path_gamma"][-1]), "loss_weight": prob.w, "normalize": normalize,
             "mode": meta["mode"], "labeled": meta["labeled"], "cg_steps": int(np.sum(per_gamma["path_cg_steps"])),

@@ -33,7 +33,7 @@ from typing import Callable
 
 import numpy as np
 
-from ..errors import ConfigError, DataError
+from ..errors import DataError
 from ..kernels import full_column_rank
 from ..linalg import eigh
 from ..registry import solvers
