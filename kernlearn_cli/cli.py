@@ -268,6 +268,15 @@ def plot_history(directories: List[Path] = typer.Argument(..., help="Results fol
 
 
 @app.command()
+def show(where: Path = typer.Argument(..., help="A cell folder, or a results folder or record archive (with CELL)."),
+         cell: Optional[str] = typer.Argument(None, help="Cell id (in a results folder or record archive).")):
+    """Print one cell's record: settings, result, certificate and provenance."""
+    from .report import describe_record, find_record
+
+    typer.echo(describe_record(find_record(where, cell)))
+
+
+@app.command()
 def embed(run_dir: Path = typer.Argument(..., help="Cell folder of a finished run (holds factors.h5)."),
           new_data: Path = typer.Argument(..., help="Features of new points: .npy, .csv or .txt (n_new x d)."),
           output: Optional[Path] = typer.Option(None, "--output", "-o",

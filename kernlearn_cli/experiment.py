@@ -19,7 +19,7 @@ from . import __version__
 from .config import Cell, bind_cell, check_cell
 from .errors import ConfigError
 from .io import SHARED, cell_state, factors_image, shared_name, write_cell, write_shared
-from .provenance import code_provenance
+from .provenance import code_provenance, environment_provenance
 
 
 def component_rng(seed: int, stream: int, sub: int = 0) -> np.random.Generator:
@@ -229,7 +229,7 @@ def _run_cell(cell: Cell, out_dir: Path, *, where: str, force: bool, progress: C
         "kernlearn_version": __version__,
         "provenance": {**code_provenance(), "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(started)),
                        "wall_seconds": time.perf_counter() - wall0, "cpu_seconds": time.process_time() - cpu0,
-                       "workers": workers},
+                       "workers": workers, "blas_threads": blas_threads(), **environment_provenance()},
     }
     write_cell(cell_dir, factors, record)
     return record

@@ -30,3 +30,33 @@ def code_provenance() -> dict:
     commit = _git("rev-parse", "HEAD") if (SOURCE / ".git").exists() else None
     dirty = bool(_git("status", "--porcelain", "--untracked-files=no", "--", "kernlearn_cli")) if commit else None
     return {"kernlearn_version": __version__, "git_commit": commit, "git_dirty": dirty}
+
+
+#: The distributions whose versions a record keeps (kernlearn's own dependencies).
+DEPENDENCIES = ("numpy", "scipy", "numba", "h5py", "scikit-learn", "pandas", "threadpoolctl")
+
+
+@lru_cache(maxsize=1)
+def environment_provenance() -> dict:
+    """What ran a record beyond the code: ``python``, ``platform``, ``host``, ``versions`` of
+    :data:`DEPENDENCIES`, and ``blas``, the BLAS libraries loaded (implementation, version, CPU
+    kernel, threading layer).  The threads a cell uses are the record's ``blas_threads``."""
+    import platform
+    import socket
+    from importlib.metadata import PackageNotFoundError, version
+
+    import numpy  # noqa: F401  (loads the BLAS threadpoolctl reports)
+    import scipy.linalg  # noqa: F401
+    from threadpoolctl import threadpool_info
+
+    versions = {}
+    for name in DEPENDENCIES:
+        try:
+            versions[name] = version(name)
+        except PackageNotFoundError:
+            versions[name] = None
+    blas = [{k: lib.get(k) for k in ("internal_api", "version", "architecture", "threading_layer")}
+            | {"library": Path(lib.get("filepath", "")).name}
+            for lib in sorted(threadpool_info(), key=lambda lib: lib.get("filepath", "")) if lib.get("user_api") == "blas"]
+    return {"python": platform.python_version(), "platform": platform.platform(), "host": socket.gethostname(),
+            "versions": versions, "blas": blas}

@@ -151,6 +151,51 @@ def _differing_settings(rows: list[dict], settings: list[dict]) -> dict[str, lis
     return out
 
 
+def find_record(where: Path, cell: str | None = None) -> dict:
+    """One record: a cell folder or its ``record.json``, or cell ``cell`` of a results folder or a
+    record archive.  Raises :class:`KernlearnError` saying what was looked for."""
+    where = Path(where)
+    if cell is None and not is_archive(where):
+        path = where / RECORD if where.is_dir() else where
+        try:
+            return read_record(path)
+        except ValueError as exc:
+            raise KernlearnError(f"show: '{path}' is not a readable cell record ({exc}). Give a cell folder "
+                                 f"(it holds record.json), or a results folder or record archive and the cell "
+                                 f"id.") from None
+    found = [rec for c, _, rec in records_of(where, "show") if c == cell and isinstance(rec, dict)]
+    if not found:
+        raise KernlearnError(f"show: no cell '{cell}' in '{where}'. `kernlearn collect {where}` lists its cells.")
+    return found[0]
+
+
+def describe_record(rec: dict) -> str:
+    """A cell's record for a person: what ran, its result and certificate, and its provenance."""
+    lines = [f"cell        {rec['cell']} (experiment {rec['experiment']}, seed {rec['seed']})",
+             f"grid        {json.dumps(rec.get('grid') or {}, default=str)}",
+             f"components  dataset {rec['dataset']} (n = {rec['n']}), kernel {rec.get('kernel')} (rank "
+             f"{rec['rank0']}), constraints {rec.get('constraints_generator')} ({rec['constraints']}), "
+             f"solver {rec['solver']}",
+             f"result      objective {rec['objective']:.10g}, {rec['iterations']} iteration(s), {convergence(rec)}"
+             + (f", stopped by {(rec.get('certificate') or {}).get('stopped_by')}" if rec.get("certificate") else ""),
+             f"time        {rec['seconds']:.3f} s solver wall" + (f", {rec['cpu_seconds']:.3f} s solver CPU"
+                                                              if "cpu_seconds" in rec else "")]
+    scalars = {k: v for k, v in (rec.get("metrics") or {}).items() if isinstance(v, (int, float))}
+    if scalars:
+        lines.append("metrics     " + ", ".join(f"{k} {v:.6g}" for k, v in scalars.items()))
+    prov = rec.get("provenance") or {}
+    if not prov:
+        lines.append("provenance  (none: a record made before kernlearn kept it)")
+    for key, value in prov.items():
+        if key == "versions":
+            value = ", ".join(f"{k} {v}" for k, v in value.items())
+        elif key == "blas":
+            value = "; ".join(f"{b.get('internal_api')} {b.get('version')} ({b.get('architecture')}, "
+                              f"{b.get('threading_layer')}, {b.get('library')})" for b in value)
+        lines.append(f"{'provenance' if key == next(iter(prov)) else '':<12}{key}: {value}")
+    return "\n".join(lines)
+
+
 def is_archive(root: Path) -> bool:
     """Whether ``root`` names a record archive (:mod:`kernlearn_cli.archive`) rather than a results folder."""
     from .archive import SUFFIX

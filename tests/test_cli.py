@@ -264,3 +264,30 @@ def test_float_grid_settings_are_settings_not_metrics(tmp_path):
     table = summarize(df)
     assert list(table["solver.gamma"]) == [1.0, 10.0]
     np.testing.assert_allclose(table["acc_mean"], [0.51, 0.6])
+
+
+def test_show_prints_a_cells_provenance_that_tables_ignore(tmp_path):
+    """Every record carries its provenance (commit, versions, BLAS and its threads, host, start and
+    wall time); `kernlearn show` prints it, `collect` leaves it out of the tables."""
+    import numpy
+    from importlib.metadata import version
+
+    cfg = config(tmp_path)
+    out = tmp_path / "out"
+    assert kernlearn("run", cfg, "--out", out).returncode == 0
+    (cell,) = [p for p in out.iterdir() if (p / "record.json").is_file()]
+    prov = json.loads((cell / "record.json").read_text())["provenance"]
+    assert prov["versions"]["numpy"] == numpy.__version__ and prov["versions"]["scikit-learn"] == version("scikit-learn")
+    assert prov["blas_threads"] == 1 and prov["blas"] and all(b["internal_api"] for b in prov["blas"])
+    assert {"git_commit", "git_dirty", "host", "python", "platform", "started", "wall_seconds"} <= set(prov)
+    shown = kernlearn("show", cell)
+    assert shown.returncode == 0, shown.stderr
+    assert f"numpy {numpy.__version__}" in shown.stdout and f"host: {prov['host']}" in shown.stdout
+    assert "blas_threads: 1" in shown.stdout and cell.name in shown.stdout
+    again = kernlearn("show", out, cell.name)
+    assert again.returncode == 0 and again.stdout == shown.stdout
+    coll = kernlearn("collect", out)
+    header = (out / "table.csv").read_text().splitlines()[0]
+    assert coll.returncode == 0 and not any(k in header for k in ("host", "blas", "git_commit", "numpy"))
+    missing = kernlearn("show", out, "no-such-cell")
+    assert missing.returncode != 0 and "no cell 'no-such-cell'" in missing.stderr and "Traceback" not in missing.stderr
