@@ -116,6 +116,10 @@ COMMANDS = {
         run("kernlearn plot-history DIR --mean --logx -o d.png", "kernlearn plot-history DIR -k dual_change -o d2.png"),
     "kernlearn embed CELL_DIR new_points.npy":
         run(f"kernlearn run nystrom.yaml --out {NYSTROM_DIR}", "kernlearn embed CELL_DIR new_points.npy"),
+    "kernlearn show CELL_DIR":
+        run(f"kernlearn run nystrom.yaml --out {NYSTROM_DIR}", "kernlearn show CELL_DIR"),
+    "kernlearn show DIR_OR_ARCHIVE CELL_ID":
+        not_run("a results folder and a cell id: tests/test_cli.py::test_show_prints_a_cells_provenance_that_tables_ignore"),
     "kernlearn list [datasets|kernels|constraints|solvers|evaluators]":
         run("kernlearn list", "kernlearn list solvers"),
     "kernlearn datasets fetch NAME":
