@@ -131,6 +131,38 @@ def rbf(ds, *, sigma: float = 0.0, bandwidth: str = "median", standardize: bool 
     return factorize(rbf_kernel_matrix(X, sigma), rank_tol, rank)
 
 
+def linear_rows(ds, X_new: np.ndarray, G0: np.ndarray, *, center: bool = False, rank: int = 0) -> np.ndarray:
+    """Rows of the initial factor for new points, linear kernel: the feature map x ↦ (x − μ) P with
+    P = X_c⁺ G0 (μ the training means if ``center``), so the training rows give G0 back whatever
+    basis G0 is in (X itself, its truncated SVD, or a full-column-rank reduction of it)."""
+    X = np.array(_features(ds, "linear"), dtype=np.float64)
+    mu = X.mean(axis=0) if center else np.zeros(X.shape[1])
+    P = np.linalg.lstsq(X - mu, G0, rcond=None)[0]
+    return (np.asarray(X_new, dtype=np.float64) - mu) @ P
+
+
+def rbf_rows(ds, X_new: np.ndarray, G0: np.ndarray, *, sigma: float = 0.0, bandwidth: str = "median",
+             standardize: bool = False, rank: int = 0, rank_tol: float = RANK_TOL) -> np.ndarray:
+    """Rows of the initial factor for new points, Gaussian kernel: the Nyström (kernel-PCA) extension
+    g0(x) = k0(x, X) G0 (G0ᵀG0)⁻¹ (= k0(x, X) V Λ^{-1/2} for G0 = V Λ^{1/2}), with σ and the
+    standardization of the training points; it gives the training rows back (g0(X) = G0)."""
+    X = np.array(_features(ds, "rbf"), dtype=np.float64)
+    Y = np.asarray(X_new, dtype=np.float64)
+    if standardize:
+        mu, sd = X.mean(axis=0), X.std(axis=0)
+        sd = np.where(sd > 0, sd, 1.0)
+        X, Y = (X - mu) / sd, (Y - mu) / sd
+    if sigma <= 0:
+        sigma = rbf_bandwidth(X, bandwidth)
+    d2 = np.maximum(np.einsum("ij,ij->i", Y, Y)[:, None] + np.einsum("ij,ij->i", X, X)[None, :] - 2 * Y @ X.T, 0.0)
+    return np.linalg.solve(G0.T @ G0, (np.exp(-d2 / (2 * sigma ** 2)) @ G0).T).T
+
+
+#: Kernels whose K0 extends to new points, and the map giving a new point's row of G0 (the others,
+#: e.g. ``laplacian_pinv`` or ``precomputed``, define K0 on the training points only).
+OUT_OF_SAMPLE = {"linear": linear_rows, "rbf": rbf_rows}
+
+
 @kernels.register("identity")
 def identity(ds, *, scale: float = 1.0) -> np.ndarray:
     """Scaled identity K0 = scale * I_n (full rank, carries no information about the data)."""
