@@ -123,7 +123,14 @@ def load(path: str | Path, overrides: list[str] = (), seed: int | None = None, e
 
 
 class _StrictLoader(yaml.SafeLoader):
-    """SafeLoader that refuses a mapping with the same key twice (YAML would keep the last silently)."""
+    """SafeLoader that refuses a mapping with the same key twice (YAML would keep the last silently)
+    and reads ``1e-6`` as the number it is (YAML 1.2; PyYAML's YAML 1.1 wants ``1.0e-6`` and would
+    give the string '1e-6', so ``--set solver.tol=1e-6`` and ``tol: 1.0e-6`` were two cells)."""
+
+
+_StrictLoader.yaml_implicit_resolvers = {k: list(v) for k, v in yaml.SafeLoader.yaml_implicit_resolvers.items()}
+_StrictLoader.add_implicit_resolver("tag:yaml.org,2002:float", re.compile(r"^[-+]?[0-9][0-9_]*[eE][-+]?[0-9]+$"),
+                                    list("-+0123456789"))
 
 
 def _mapping(loader: _StrictLoader, node: yaml.MappingNode, deep: bool = False) -> dict:

@@ -38,10 +38,22 @@ def test_cell_ids_depend_on_values_not_position(tmp_path):
 def test_set_overrides_and_seed(tmp_path):
     cfg = load(write(tmp_path, dict(BASE, grid={"seed": [1, 2]})), ["solver.tol=1e-6", "constraints.count=7"], seed=3)
     (cell,) = expand(cfg)
-    assert cell.config["solver"]["tol"] == "1e-6" and cell.config["constraints"]["count"] == 7 and cell.seed == 3
-    # the string '1e-6' (YAML 1.1 reads it so) is accepted where a float is expected
+    assert cell.config["solver"]["tol"] == 1e-6 and cell.config["constraints"]["count"] == 7 and cell.seed == 3
+    # a string that spells a number (quoted in YAML) is still accepted where a float is expected
     from kernlearn_cli.config import bind_cell
-    assert bind_cell(cell, "x")["solver"][1]["tol"] == 1e-6
+    quoted = expand(load(write(tmp_path, dict(BASE, grid={"seed": [1, 2]})), ["solver.tol='1e-6'"], seed=3))[0]
+    assert bind_cell(quoted, "x")["solver"][1]["tol"] == 1e-6
+
+
+def test_one_value_one_cell_however_it_is_written(tmp_path):
+    """`--set solver.tol=1e-6`, `tol: 1e-6` and `tol: 1.0e-6` are one number, so one cell id
+    (PyYAML's YAML 1.1 read 1e-6 as a string, and the same cell could run twice)."""
+    ids = {expand(load(write(tmp_path, BASE, "a.yaml"), ["solver.tol=1e-6"]))[0].id}
+    for text in ("tol: 1e-6", "tol: 1.0e-6", "tol: 0.000001"):
+        path = tmp_path / "b.yaml"
+        path.write_text(yaml.safe_dump(BASE).replace("name: burg", "name: burg\n  " + text))
+        ids.add(expand(load(path))[0].id)
+    assert len(ids) == 1
 
 
 @pytest.mark.parametrize("mutate, message", [
