@@ -130,15 +130,19 @@ def prepare(cell: Cell, where: str = "config") -> Prepared:
         constraints = gen.func(ds, G_ref, rng=component_rng(cell.seed, STREAM_CONSTRAINTS), **gen_params)
     solver = bound["solver"][0]
     check_triplets(constraints, gen.name, solver.name, solver.triplets, where)
-    extra = {}
-    sig = inspect.signature(solver.func).parameters
-    if "dataset" in sig:
-        extra["dataset"] = ds
-    if "reference" in sig:                        # e.g. MEG's comparison matrix U
-        extra["reference"] = G_ref
-    if "rng" in sig:                              # e.g. ADMM's random V^0
-        extra["rng"] = component_rng(cell.seed, STREAM_SOLVER)
-    return Prepared(bound, ds, G0, G_ref, constraints, extra)
+    return Prepared(bound, ds, G0, G_ref, constraints, runner_extras(solver.func, ds, G_ref, cell.seed))
+
+
+def runner_extras(func: Callable, ds, G_ref, seed: int) -> dict:
+    """What the runner passes a solver besides G0, the constraints and its settings, each only when
+    its signature names it: ``dataset``, ``reference`` (e.g. MEG's comparison matrix U, the
+    reference factor) and ``rng`` (e.g. ADMM's random V⁰; the cell's stream (seed, 3))."""
+    sig = inspect.signature(func).parameters
+    extra = {"dataset": ds, "reference": G_ref}
+    extra = {k: v for k, v in extra.items() if k in sig}
+    if "rng" in sig:
+        extra["rng"] = component_rng(seed, STREAM_SOLVER)
+    return extra
 
 
 def check_cells(cells: list[Cell], where: str = "config") -> None:

@@ -1,0 +1,214 @@
+"""The solvers as scikit-learn estimators, for notebooks and pipelines.
+
+Each estimator learns a kernel on the training points X from side information: the constraints a
+generator draws from the labels y (the same generators a config names), or a
+:class:`~kernlearn_cli.types.Constraints` given to ``fit``.  It calls the registered solver, the
+function ``kernlearn run`` calls (no second copy), with its settings validated by the registry as
+a config's are, and keeps
+
+- ``G_`` (n × r): the learned factor, K = G_ G_ᵀ on the training points;
+- ``certificate_``, ``converged_``, ``n_iter_``, ``objective_``: the solver's result;
+- ``constraints_``: the constraints used.
+
+``transform(X_new)`` gives the rows of the learned factor for new points where the method is
+inductive (:mod:`kernlearn_cli.embed`): through the initial factor for ``burg``, ``von_neumann``,
+``trin`` and ``pr_cg`` with a ``linear`` or ``rbf`` initial kernel, through the landmarks for the
+Nyström solvers; a transductive method transforms its training points only.  A solver that does
+not converge warns with :class:`~kernlearn_cli.solvers.protocol.ConvergenceWarning`, as on the
+command line.
+
+    >>> from sklearn.datasets import load_iris
+    >>> from kernlearn_cli.estimators import BurgKernel
+    >>> X, y = load_iris(return_X_y=True)
+    >>> BurgKernel(slack=1.0, constraint_params={"count": 40}).fit(X, y).transform(X[:2]).shape
+    (2, 4)
+"""
+
+from __future__ import annotations
+
+import inspect
+
+import numpy as np
+from sklearn.base import BaseEstimator, TransformerMixin
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from .embed import transform_through_initial
+from .errors import KernlearnError
+from .registry import constraints as constraint_generators
+from .registry import kernels as initial_kernels
+from .registry import solvers
+from .types import Constraints, Dataset
+
+
+class KernelLearner(TransformerMixin, BaseEstimator):
+    """Base of the estimators: a registered solver (``_solver``) as a transformer.
+
+    Subclasses are made by :func:`_learner`, whose ``__init__`` takes the initial ``kernel`` and
+    its ``kernel_params``, the ``constraints`` generator and its ``constraint_params``,
+    ``random_state`` (the cell's seed) and every setting of the solver, with the solver's defaults.
+    """
+
+    _solver = ""
+    _settings: tuple = ()
+    _constraint_defaults: dict = {}     # the generator's settings when constraint_params is None
+
+    # ---- the solve --------------------------------------------------------------------------
+    def _bound(self, registry, name: str, params: dict | None, what: str):
+        try:
+            return registry.bind({"name": name, **(params or {})}, f"{type(self).__name__}: {what}")
+        except KernlearnError as exc:
+            raise ValueError(str(exc)) from None
+
+    def fit(self, X, y=None, constraints: Constraints | None = None):
+        """Learn the kernel of the points X (n × d).
+
+        Parameters
+        ----------
+        X : array-like (n, d)
+            Training points.
+        y : array-like (n,), optional
+            Labels, from which the ``constraints`` generator draws the side information.
+        constraints : Constraints, optional
+            The side information itself (then y is not needed).
+        """
+        from .experiment import STREAM_CONSTRAINTS, component_rng, runner_extras
+        from .solvers.protocol import ConvergenceWarning  # noqa: F401  (the warning fit may raise)
+
+        X = validate_data(self, X, dtype=np.float64, ensure_min_samples=2)
+        codes, classes = (None, None)
+        if y is not None:
+            classes, codes = np.unique(np.asarray(y), return_inverse=True)
+            if len(codes) != len(X):
+                raise ValueError(f"{type(self).__name__}: y has {len(codes)} labels for {len(X)} points.")
+        ds = Dataset(name="array", X=X, y=codes, classes=None if classes is None else list(classes))
+        seed = int(self.random_state)
+        solver, settings = self._bound(solvers, self._solver, {k: getattr(self, k) for k in self._settings},
+                                       "solver")
+        G0 = None
+        if not solver.instead_of_kernel:
+            entry, params = self._bound(initial_kernels, self.kernel, self.kernel_params, "kernel")
+            G0 = entry.func(ds, **params)
+        if constraints is None:
+            if y is None:
+                raise ValueError(f"{type(self).__name__}: fit needs labels y (its constraints are drawn from them "
+                                 f"by '{self.constraints}') or constraints=.")
+            params = self._constraint_defaults if self.constraint_params is None else self.constraint_params
+            gen, params = self._bound(constraint_generators, self.constraints, params, "constraints")
+            try:
+                constraints = gen.func(ds, G0 if G0 is not None else X, rng=component_rng(seed, STREAM_CONSTRAINTS),
+                                       **params)
+            except KernlearnError as exc:
+                raise ValueError(str(exc)) from None
+        try:
+            result = solver.func(G0, constraints, **runner_extras(solver.func, ds, G0, seed), **settings)
+        except KernlearnError as exc:
+            raise ValueError(str(exc)) from None
+        self.G_, self.constraints_, self.result_ = result.G, constraints, result
+        self.certificate_, self.converged_ = result.certificate, result.converged
+        self.n_iter_, self.objective_ = int(result.iterations), float(result.objective)
+        self.G0_, self.X_fit_, self.dataset_ = G0, X, ds
+        return self
+
+    def fit_transform(self, X, y=None, constraints: Constraints | None = None):
+        """Fit, then the learned factor's rows of the training points (``G_``)."""
+        return self.fit(X, y, constraints=constraints).G_
+
+    # ---- new points -------------------------------------------------------------------------
+    def transform(self, X):
+        """Rows of the learned factor for the points X (K(x, y) = rowₓ · row_yᵀ).
+
+        Raises
+        ------
+        ValueError
+            For a transductive method given points other than its training points.
+        """
+        from .kernels import OUT_OF_SAMPLE
+        from .solvers.nystrom import factor_rows, psd_sqrt
+
+        check_is_fitted(self, "G_")
+        X = validate_data(self, X, dtype=np.float64, reset=False)
+        arrays = self.result_.arrays
+        if "landmarks" in arrays and "S" in arrays:
+            return factor_rows(np.ascontiguousarray(X), arrays["landmarks"], float(arrays["kernel_width"]),
+                               psd_sqrt(arrays["S"]))
+        if self.G0_ is not None and self.kernel in OUT_OF_SAMPLE and self._solver in INDUCTIVE:
+            _, params = self._bound(initial_kernels, self.kernel, self.kernel_params, "kernel")
+            try:
+                return transform_through_initial(self.G0_, self.G_,
+                                                 OUT_OF_SAMPLE[self.kernel](self.dataset_, X, self.G0_, **params))
+            except KernlearnError as exc:
+                raise ValueError(str(exc)) from None
+        if X.shape == self.X_fit_.shape and np.array_equal(X, self.X_fit_):
+            return self.G_
+        how = f"solver '{self._solver}'" + (f" with kernel '{self.kernel}'" if self.kernel else "")
+        raise ValueError(f"{type(self).__name__}: {how} is transductive: it learns the kernel of its training points only, so it transforms "
+                         f"those and no others. Inductive: burg, von_neumann, trin, pr_cg with kernel "
+                         f"{' or '.join(OUT_OF_SAMPLE)}; nystrom, nystrom_prior.")
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.target_tags.required = False
+        tags.input_tags.allow_nan = False
+        return tags
+
+
+#: Solvers whose learned kernel stays in the range of K0 (K = G0 M G0ᵀ): inductive through G0.
+INDUCTIVE = ("burg", "von_neumann", "trin", "pr_cg")
+
+
+def _learner(class_name: str, solver: str, *, kernel: str | None, constraints: str, summary: str,
+             constraint_defaults: dict | None = None) -> type:
+    """An estimator class for a registered solver, its ``__init__`` from the solver's settings
+    (names, defaults) and the components' defaults; sklearn reads the parameters from it."""
+    settings = solvers.get(solver).parameters()
+    fixed = [("kernel", kernel), ("kernel_params", None), ("constraints", constraints),
+             ("constraint_params", None), ("random_state", 0)]
+    if kernel is None:
+        fixed = fixed[2:]
+    names = [n for n, _ in fixed] + list(settings)
+    defaults = dict(fixed) | {n: p.default for n, p in settings.items()}
+
+    def __init__(self, **kwargs):
+        for name in names:
+            setattr(self, name, kwargs.pop(name, defaults[name]))
+        if kwargs:
+            raise TypeError(f"{class_name}: unknown parameter(s) {', '.join(kwargs)}; valid: {', '.join(names)}.")
+
+    __init__.__signature__ = inspect.Signature(
+        [inspect.Parameter("self", inspect.Parameter.POSITIONAL_OR_KEYWORD)]
+        + [inspect.Parameter(n, inspect.Parameter.KEYWORD_ONLY, default=defaults[n]) for n in names])
+    doc = (f"{summary}\n\nThe solver ``{solver}`` (``kernlearn list solvers``; docs/solvers.md) as an estimator:"
+           f" see :mod:`kernlearn_cli.estimators`. Parameters: {', '.join(names)}.")
+    cls = type(class_name, (KernelLearner,), {"__init__": __init__, "__doc__": doc, "_solver": solver,
+                                              "_settings": tuple(settings), "__module__": __name__,
+                                              "_constraint_defaults": dict(constraint_defaults or {})})
+    if kernel is None:
+        cls.kernel, cls.kernel_params = None, None
+    return cls
+
+
+BurgKernel = _learner("BurgKernel", "burg", kernel="linear", constraints="idealized_pairs",
+                      constraint_defaults={"count": 20},
+                      summary="Low-rank LogDet (Burg) kernel learning by cyclic Bregman projections (Kulis et al. 2006).")
+VonNeumannKernel = _learner("VonNeumannKernel", "von_neumann", kernel="linear", constraints="idealized_pairs",
+                            constraint_defaults={"count": 20},
+                            summary="Low-rank von Neumann kernel learning by cyclic Bregman projections "
+                                    "(Kulis et al. 2006).")
+TRINKernel = _learner("TRINKernel", "trin", kernel="linear", constraints="neighbor_triplets",
+                      summary="Trust-region inexact Newton kernel learning with a LogDet regularizer (Li et al. 2009).")
+PRCGKernel = _learner("PRCGKernel", "pr_cg", kernel="linear", constraints="neighbor_triplets",
+                      summary="Polak-Ribière⁺ CG on Li et al.'s (2009) objective (their Table 4 baseline).")
+ADMMKernel = _learner("ADMMKernel", "admm", kernel=None, constraints="must_cannot",
+                      summary="Pairwise constraint propagation by ADMM (Hu & Kwok 2013, KL_ADMM); transductive.")
+NystromKernel = _learner("NystromKernel", "nystrom", kernel=None, constraints="labeled_subset",
+                         constraint_defaults={"fraction": 0.2, "every_class": True}, summary="The standard Nyström kernel of landmarks (the baseline of Zhang et al. 2012).")
+NystromPriorKernel = _learner("NystromPriorKernel", "nystrom_prior", kernel=None, constraints="labeled_subset",
+                              constraint_defaults={"fraction": 0.2, "every_class": True}, summary="Generalized Nyström with priors (Zhang et al. 2012), by gradient mapping.")
+DefiniteBoostKernel = _learner("DefiniteBoostKernel", "definiteboost", kernel="rbf",
+                               constraints="idealized_pairs", constraint_defaults={"count": 20},
+                               summary="DefiniteBoost (Tsuda et al. 2005): von Neumann projections on all "
+                                       "constraints at once; transductive.")
+
+#: The estimators, by solver.
+ESTIMATORS = {cls._solver: cls for cls in (BurgKernel, VonNeumannKernel, TRINKernel, PRCGKernel, ADMMKernel,
+                                           NystromKernel, NystromPriorKernel, DefiniteBoostKernel)}
