@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import inspect
+from contextlib import contextmanager
 import json
 import os
 import time
@@ -28,6 +29,21 @@ def component_rng(seed: int, stream: int, sub: int = 0) -> np.random.Generator:
 
 
 STREAM_CONSTRAINTS, STREAM_EVALUATE, STREAM_SOLVER = 1, 2, 3
+
+
+@contextmanager
+def located(where: str, kind: str, name: str):
+    """Name the config location in a component's :class:`ConfigError`: library code names only its
+    own parameters ("neighbors = 12 must be ..."), the runner adds where they were set
+    ("configs/x.yaml: kernel 'laplacian_pinv': neighbors = 12 must be ...")."""
+    try:
+        yield
+    except ConfigError as exc:
+        message = str(exc)
+        if message.startswith(f"{where}:"):
+            raise
+        own = f"{kind} '{name}'"
+        raise ConfigError(f"{where}: {message}" if message.startswith(own) else f"{where}: {own}: {message}") from None
 
 
 def _key(entry, params) -> str:
@@ -119,15 +135,22 @@ def prepare(cell: Cell, where: str = "config") -> Prepared:
     bound = bind_cell(cell, where)
     ds_key = _key(*bound["dataset"])
     with threadpool_limits(limits=blas_threads()):
-        ds = _load_dataset(ds_key)
-        G0 = _initial_factor(ds_key, _key(*bound["kernel"])) if "kernel" in bound else None
-        G_ref = _initial_factor(ds_key, _key(*bound["reference"])) if "reference" in bound else G0
+        with located(where, "dataset", bound["dataset"][0].name):
+            ds = _load_dataset(ds_key)
+        G0 = G_ref = None
+        if "kernel" in bound:
+            with located(where, "kernel", bound["kernel"][0].name):
+                G0 = G_ref = _initial_factor(ds_key, _key(*bound["kernel"]))
+        if "reference" in bound:
+            with located(where, "constraints: reference kernel", bound["reference"][0].name):
+                G_ref = _initial_factor(ds_key, _key(*bound["reference"]))
         gen, gen_params = bound["constraints"]
         if G_ref is None:                # a generator that reads the kernel is told to name one
             G_ref = NoKernel(f"{where}: constraints: generator '{gen.name}' sets its bounds from a kernel, but solver "
                              f"'{bound['solver'][0].name}' takes no initial kernel (no 'kernel:'); give the generator "
                              f"one: constraints: {{name: {gen.name}, reference: {{name: linear}}}}.")
-        constraints = gen.func(ds, G_ref, rng=component_rng(cell.seed, STREAM_CONSTRAINTS), **gen_params)
+        with located(where, "constraint generator", gen.name):
+            constraints = gen.func(ds, G_ref, rng=component_rng(cell.seed, STREAM_CONSTRAINTS), **gen_params)
     solver = bound["solver"][0]
     check_triplets(constraints, gen.name, solver.name, solver.triplets, where)
     return Prepared(bound, ds, G0, G_ref, constraints, runner_extras(solver.func, ds, G_ref, cell.seed))
@@ -210,14 +233,17 @@ def _run_cell(cell: Cell, out_dir: Path, *, where: str, force: bool, progress: C
         extra["callback"] = progress
     ds, constraints = prep.dataset, prep.constraints
     t0, c0 = time.perf_counter(), time.process_time()
-    result = solver.func(prep.G0, constraints, **extra, **solver_params)
+    with located(where, "solver", solver.name):
+        result = solver.func(prep.G0, constraints, **extra, **solver_params)
     seconds, cpu_seconds = time.perf_counter() - t0, time.process_time() - c0
 
     metrics = {}
     for k, (ev, ev_params) in enumerate(prep.bound["evaluate"]):
         wants = inspect.signature(ev.func).parameters
         extra = {key: value for key, value in (("result", result), ("constraints", constraints)) if key in wants}
-        metrics.update(ev.func(result.G, ds, rng=component_rng(cell.seed, STREAM_EVALUATE, k), **extra, **ev_params))
+        with located(where, "evaluator", ev.name):
+            metrics.update(ev.func(result.G, ds, rng=component_rng(cell.seed, STREAM_EVALUATE, k), **extra,
+                                   **ev_params))
 
     links = share_initial_factor(result, prep.G0, Path(out_dir))
     factors = factors_image(result, constraints, ds.y, solver=solver.name, config=cell.config, seed=cell.seed,

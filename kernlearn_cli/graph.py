@@ -25,7 +25,7 @@ def scale_features(X: np.ndarray, how: str) -> np.ndarray:
     """Per-feature scaling before the graph: ``minmax`` to [0, 1], ``standard`` to zero mean and
     unit variance, ``none``.  Constant features are left at 0."""
     if how not in SCALINGS:
-        raise ConfigError(f"solver.scale must be one of {', '.join(SCALINGS)}; got '{how}'.")
+        raise ConfigError(f"scale must be one of {', '.join(SCALINGS)}; got '{how}'.")
     if how == "none":
         return X
     shift, spread = (X.min(0), np.ptp(X, axis=0)) if how == "minmax" else (X.mean(0), X.std(0))
@@ -96,7 +96,7 @@ def knn_laplacian(X: np.ndarray, *, neighbors: int = 5, sigma_neighbors: int = 1
         raise ConfigError(f"laplacian must be one of {', '.join(LAPLACIANS)}; got '{kind}'.")
     for key, k in (("neighbors", neighbors), ("sigma_neighbors", sigma_neighbors)):
         if not 1 <= k < n:
-            raise ConfigError(f"solver.{key} = {k} must be between 1 and n - 1 = {n - 1} (the dataset has "
+            raise ConfigError(f"{key} = {k} must be between 1 and n - 1 = {n - 1} (the dataset has "
                               f"{n} points).")
     if bandwidth not in ("half_mean", "edge_mean"):
         raise ConfigError(f"bandwidth must be 'half_mean' or 'edge_mean'; got '{bandwidth}'.")
@@ -111,7 +111,7 @@ def knn_laplacian(X: np.ndarray, *, neighbors: int = 5, sigma_neighbors: int = 1
         sigma = math.sqrt(denominator / 2.0)
     if not sigma > 0:
         raise ConfigError("the k-NN graph is degenerate: every point's nearest neighbours are duplicates of it "
-                          "(sigma = 0). Remove duplicate rows or raise solver.sigma_neighbors.")
+                          "(sigma = 0). Remove duplicate rows or raise sigma_neighbors.")
     w = np.exp(-d ** 2 / denominator)
     W = sp.csr_matrix((w.ravel(), j.ravel(), np.arange(0, n * neighbors + 1, neighbors)), shape=(n, n))
     W = W.maximum(W.T).tocsr()

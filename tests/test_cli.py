@@ -291,3 +291,21 @@ def test_show_prints_a_cells_provenance_that_tables_ignore(tmp_path):
     assert coll.returncode == 0 and not any(k in header for k in ("host", "blas", "git_commit", "numpy"))
     missing = kernlearn("show", out, "no-such-cell")
     assert missing.returncode != 0 and "no cell 'no-such-cell'" in missing.stderr and "Traceback" not in missing.stderr
+
+
+def test_a_components_error_names_the_component_and_config_not_another(tmp_path):
+    """Library code names its own parameters; the runner adds where they were set: the graph's
+    k is the kernel's neighbors here (not 'solver.neighbors'), pr_cg's triplet check says pr_cg."""
+    cfg = config(tmp_path, constraints={"name": "must_cannot"}, solver={"name": "admm", "neighbors": 500})
+    cfg.write_text(cfg.read_text().replace("kernel:\n  name: linear\n", ""))
+    proc = kernlearn("run", cfg, "--out", tmp_path / "a")
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    assert f"{cfg}: solver 'admm': neighbors = 500 must be between 1 and n - 1 = 149" in proc.stderr
+    assert "solver." not in proc.stderr
+    from kernlearn_cli.errors import ConfigError
+    from kernlearn_cli.solvers.trin import pr_cg
+    from kernlearn_cli.types import Constraints
+
+    with pytest.raises(ConfigError, match=r"^triplet #0 \(i, j, k\) = \(0, 1, 1\) repeats an index") as err:
+        pr_cg(np.eye(3), Constraints.triplets(np.array([0]), np.array([1]), np.array([1])))
+    assert "trin" not in str(err.value)

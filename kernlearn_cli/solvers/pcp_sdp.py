@@ -12,7 +12,7 @@ import time
 
 import numpy as np
 
-from ..errors import ConfigError
+from ..errors import ConfigError, SolverError
 from ..linalg import eigh
 from ..registry import solvers
 from ..types import Constraints, SolverResult
@@ -61,7 +61,8 @@ def pcp_sdp(G0: np.ndarray, constraints: Constraints, *, dataset, gamma: float =
     problem.solve(solver=names[backend])
     seconds = time.perf_counter() - t0
     if problem.status not in ("optimal", "optimal_inaccurate"):
-        raise ConfigError(f"solver 'pcp_sdp': cvxpy/{backend} ended with status '{problem.status}'.")
+        raise SolverError(f"solver 'pcp_sdp': cvxpy/{backend} ended with status '{problem.status}' (this cell fails; "
+                          f"the others run).")
     Kv = (K.value + K.value.T) / 2
     ev, Q = eigh(Kv)
     G = Q * np.sqrt(np.clip(ev, 0.0, None))

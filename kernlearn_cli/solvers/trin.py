@@ -579,7 +579,7 @@ def _pairs_from(constraints: Constraints) -> tuple[np.ndarray, np.ndarray, np.nd
     similar = np.isin(kind, [KIND_CODE["dist_le"], KIND_CODE["sim_ge"]])
     dissimilar = np.isin(kind, [KIND_CODE["dist_ge"], KIND_CODE["sim_le"]])
     if not np.all(similar | dissimilar):
-        raise ConfigError("solver 'trin': pair losses (itml, hoi) need similar / dissimilar pairs (kinds "
+        raise ConfigError("pair losses (itml, hoi) need similar / dissimilar pairs (kinds "
                           "dist_le / dist_ge, or sim_ge / sim_le) or triplets; found equality constraints.")
     return constraints.i, constraints.j, similar, constraints.bound.copy()
 
@@ -613,13 +613,13 @@ def _check_indices(constraints: Constraints) -> None:
         bad = np.flatnonzero(constraints.i == constraints.j)
         if bad.size:
             q = bad[0]
-            raise ConfigError(f"solver 'trin': constraint #{q} pairs point {constraints.i[q]} with itself.")
+            raise ConfigError(f"constraint #{q} pairs point {constraints.i[q]} with itself.")
         return
     i, j, k = constraints.i, constraints.j, constraints.k
     bad = np.flatnonzero((i == j) | (i == k) | (j == k))
     if bad.size:
         q = bad[0]
-        raise ConfigError(f"solver 'trin': triplet #{q} (i, j, k) = ({i[q]}, {j[q]}, {k[q]}) repeats an index; "
+        raise ConfigError(f"triplet #{q} (i, j, k) = ({i[q]}, {j[q]}, {k[q]}) repeats an index; "
                           f"{bad.size} triplet(s) do. A triplet needs three distinct points.")
 
 
@@ -709,7 +709,7 @@ def build_problem(G0: np.ndarray, constraints: Constraints, loss: str, gamma: fl
             u, l = np.percentile(d0, lo), np.percentile(d0, hi)
             bound = np.where(similar, u, l)
         if np.any(bound <= 0):
-            raise ConfigError("solver 'trin', loss 'itml': distance thresholds must be > 0.")
+            raise ConfigError("loss 'itml': distance thresholds must be > 0.")
         prob.loss = itml_loss(bound, similar)
 
     def decode(X):
