@@ -63,7 +63,7 @@ def time_vn(G0, C, repeats=3):
         out = vn_k.von_neumann_sweep(V0, C.i, C.j, C.kind, bhat, lam, W, D, math.inf)
         best = min(best, time.perf_counter() - t)
         stats = out
-    _, _, _, _, evals, solves, max_evals = stats
+    _, _, _, _, exact, evals, solves, max_evals = stats
     return best / len(C), evals / max(solves, 1), max_evals
 
 
