@@ -108,9 +108,10 @@ def _sums(delta, weight, start, stop, t):
     s = 0.0
     ds = 0.0
     for j in range(start, stop):
-        wq = weight[j] / (delta[j] - t)
+        q = 1.0 / (delta[j] - t)                          # one division per term (as dlaed4)
+        wq = weight[j] * q
         s += wq
-        ds += wq / (delta[j] - t)
+        ds += wq * q
     return s, ds
 
 
