@@ -572,6 +572,45 @@ def _apply(W, U, Wn):
             W[a, c] = Wn[a, c]
 
 
+@njit(cache=True, error_model="numpy")
+def rank_one_update(D, alpha, w, X):
+    """diag(D) + alpha w w^T = U diag(Theta) U^T: D <- Theta, X <- X U (in place); O(r^2) for
+    the eigen-decomposition (secular equation, as in the sweep) plus the product X U.
+
+    The package's one rank-one eigen-update, used by DefiniteBoost (Tsuda et al. 2005, Sec. 4)
+    for its steps; the von Neumann sweep runs the same pieces inline, with its own workspace.
+    Returns 0, or 1 when alpha ||w||^2 or w is not finite (nothing is changed).
+    """
+    r = D.shape[0]
+    nw2 = 0.0
+    for j in range(r):
+        nw2 += w[j] * w[j]
+    if not math.isfinite(alpha * nw2):
+        return 1
+    if alpha * nw2 == 0.0:
+        return 0
+    perm = np.empty(r, dtype=np.int64)
+    owner = np.empty(r, dtype=np.int64)
+    org = np.empty(r, dtype=np.int64)
+    pole = np.empty(r)
+    weight = np.empty(r)
+    tau = np.empty(r)
+    wk = np.empty((_N_WK, r))
+    iw = np.zeros((_N_IW, r), dtype=np.int64)
+    U = np.empty((r, r))
+    _sort_perm(D, perm)
+    k = _poles(D, w, perm, pole, weight, owner)
+    if k == 0:
+        return 0
+    _eigvals(pole, weight, k, alpha, org, tau, wk, iw, False)
+    _eigvecs(D, w, perm, owner, pole, k, org, tau, U, wk, iw)
+    XU = np.dot(X, U)
+    for a in range(X.shape[0]):
+        for c in range(r):
+            X[a, c] = XU[a, c]
+    return 0
+
+
 _SWEEP_SIG = ("Tuple((int64, int64, float64, int64, int64, int64, int64, int64))(float64[:, ::1], int64[::1], int64[::1], "
               "int8[::1], float64[::1], float64[::1], float64[:, ::1], float64[::1], float64)")
 
