@@ -185,3 +185,70 @@ def test_warm_start_regression_from_a_wine_run():
     ev, Q = np.linalg.eigh(np.diag(pole) + alpha * np.outer(np.sqrt(weight), np.sqrt(weight)))
     np.testing.assert_allclose(pole[org] + tau, ev, rtol=0, atol=1e-12)
     assert value == pytest.approx((Q.T @ np.sqrt(weight)) ** 2 @ np.exp(ev), rel=1e-10)
+
+
+def test_talbot_rule_error_bound():
+    """2 Re sum_m c_m / (z_m - x) approximates e^x on all of x <= 0 to within half of QUAD_ERR,
+    the bound the trial values' acceptance test relies on."""
+    x = -np.concatenate([[0.0], np.geomspace(1e-12, 1e4, 20000)])
+    approx = 2.0 * (_k.QUAD_C / (_k.QUAD_Z - x[:, None])).sum(axis=1).real
+    assert np.abs(approx - np.exp(x)).max() <= 0.5 * _k.QUAD_ERR
+
+
+def quad_trial(d, w, alpha, amax):
+    """(log value, exact?) of w^T expm(diag(d) + alpha w w^T) w as the sweep's search computes it."""
+    r = len(d)
+    perm = np.argsort(d)
+    pole, weight, owner = np.empty(r), np.empty(r), np.empty(r, dtype=np.int64)
+    k = _k._poles(d, w, perm, pole, weight, owner)
+    sigma = pole[k - 1] + amax * (w @ w)
+    gre, gim = np.empty(len(_k.QUAD_Z)), np.empty(len(_k.QUAD_Z))
+    _k._quad_setup(pole, weight, k, sigma, gre, gim)
+    org, tau = np.empty(r, dtype=np.int64), np.empty(r)
+    wk, iw = np.empty((_k._N_WK, r)), np.zeros((_k._N_IW, r), dtype=np.int64)
+    return _k._log_value(pole, weight, k, alpha, (sigma, amax, weight[:k].sum(), gre, gim), org, tau, wk, iw, False)
+
+
+@pytest.mark.parametrize("spread", [0.3, 2.0, 10.0, 30.0])
+@pytest.mark.parametrize("alpha", [-5.0, -1.0, -0.1, 0.0, 1e-9, 0.2, 0.5])
+@pytest.mark.parametrize("load", ["even", "top", "bottom"])
+def test_contour_trial_value_matches_dense_expm(spread, alpha, load):
+    """The search's trial value phi(alpha) = w^T expm(D + alpha w w^T) w (||w|| = 1): the Talbot
+    value when its certificate accepts it (<= 1e-12 relative to the dense exponential), else the
+    exact secular-root value (the fallback: w that sees the top of a wide spectrum only weakly)."""
+    rng = np.random.default_rng(11)
+    r = 12
+    d = np.sort(rng.uniform(0.0, spread, r)) - 3.0
+    d[-1], d[0] = spread - 3.0, -3.0
+    w = rng.standard_normal(r) * {"even": 1.0, "top": np.exp(np.linspace(-3, 0, r)),
+                                  "bottom": np.exp(np.linspace(0, -6, r))}[load]
+    w /= np.linalg.norm(w)
+    ev, Q = np.linalg.eigh(np.diag(d) + alpha * np.outer(w, w))
+    ref = (Q.T @ w) ** 2 @ np.exp(ev)
+    logv, exact = quad_trial(d, w, alpha, amax=0.5)
+    assert math.exp(logv) == pytest.approx(ref, rel=1e-10 if exact else 1e-12)
+    if spread <= 2.0 and alpha >= -1.0 and load != "bottom":
+        assert not exact                        # narrow spectra, moderate steps: the contour integral
+    if spread == 30.0 and load == "bottom":
+        assert exact                            # e^sigma ||w||^2 / phi ~ e^30: the fallback
+    logv, exact = quad_trial(d, w, 0.5, amax=0.25)
+    assert exact                                # beyond the nodes' shift: the fallback
+
+
+def test_one_secular_solve_per_projection_and_the_fallback_runs():
+    """A sweep over a well-conditioned start evaluates its trial values by the contour integral
+    (no exact evaluation); a spectrum spread over e^40 forces exact fallbacks, with the same
+    result as the dense reference."""
+    G0, C = feasible_instance(12, n=40, c=12, kinds=DIST)
+    U0, s0, _ = np.linalg.svd(G0, full_matrices=False)
+    r = U0.shape[1]
+    for scale in (np.ones(r), np.exp(np.linspace(0.0, -20.0, r))):
+        G = (U0 * s0 * scale)
+        res = von_neumann(G, C, tol=1e-9)
+        Kref, obj_ref = von_neumann_dual_reference(G, C)
+        assert res.converged and relative_violation(res.G, C).max() <= 1e-6
+        assert abs(res.objective - obj_ref) <= 1e-4 * abs(obj_ref)
+        if scale[-1] == 1.0:
+            assert res.info["exact_trace_evaluations"] == 0
+        else:
+            assert res.info["exact_trace_evaluations"] > 0

@@ -11,12 +11,23 @@ D + alpha w w^T = U Theta U^T (Sec. 5.2.1).  Here:
 * the constraint value for a trial alpha needs no eigenvectors:
   z^T X(alpha) z = sum_i exp(theta_i) (u_i . w)^2 with (u_i . w)^2 = 1/(alpha^2 S2_i),
   S2_i = sum_j w_j^2/(d_j - theta_i)^2 (the eigenvector is u_i ~ (D - theta_i)^-1 w);
+* the search for alpha needs only phi(alpha) = w^T exp(D + alpha w w^T) w, and that needs no
+  secular roots either: phi(alpha) = (1/2 pi i) oint e^z g(z) / (1 - alpha g(z)) dz with
+  g(z) = sum_j w_j^2 / (z - d_j) (Sherman-Morrison on the resolvent), evaluated by the
+  Talbot quadrature of e^z (Trefethen, Weideman & Schmelzer 2006) on N = 24 nodes shifted
+  to sigma >= the largest eigenvalue: g at the 12 conjugate-pair nodes is set up once per
+  projection (O(N r)), after which a trial alpha costs O(N).  The quadrature's error is
+  below QUAD_ERR e^sigma ||w||^2 whatever the spectrum; a trial whose value this bound does
+  not certify to QUAD_RTOL relative (w^T X w far below e^sigma ||w||^2: a wide spectrum that
+  w barely sees at its top, or alpha beyond the nodes' shift) is evaluated exactly from the
+  secular roots instead (the exact fallback);
 * alpha is found by a bracketed secant iteration on log z^T X(alpha) z (its first guess,
   alpha0 = log(b/p)/||w||^2, is exact when D is constant); the dual correction
   beta = min(lambda_i, alpha) is tested first, so a clamped step costs one trace
   evaluation and a satisfied constraint with lambda_i = 0 costs none; each evaluation
   starts its roots from the previous evaluation's;
-* the accepted step reuses the roots of its last evaluation, forms U (O(r^2)) and
+* the accepted step solves the secular equation once at that alpha (or reuses the roots of
+  an exact last evaluation), forms U (O(r^2)) and
   W <- W U (O(r^3): the dense product the paper would replace by a fast multipole method).
 
 Off-diagonal similarity constraints K_ij = a^T exp(D) c (a, c the rows of V0 W) add the
@@ -40,15 +51,67 @@ MAX_EVALS = 60
 TOL_G = 1e-10          # root-finder stop: relative error of the constraint value
 
 
+def _talbot_nodes(n):
+    """Nodes z_m and weights c_m (upper half, m = n/2 .. n-1) of the n-point Talbot rule,
+    e^x ~= 2 Re sum_m c_m / (z_m - x) for real x <= 0 (Trefethen, Weideman & Schmelzer 2006,
+    BIT 46, eq. (1.7) and the contour z(t) = n (0.5017 t cot 0.6407 t - 0.6122 + 0.2645 i t))."""
+    t = -math.pi + (np.arange(n) + 0.5) * 2.0 * math.pi / n
+    z = n * (0.5017 * t / np.tan(0.6407 * t) - 0.6122 + 0.2645j * t)
+    dz = n * (0.5017 / np.tan(0.6407 * t) - 0.5017 * 0.6407 * t / np.sin(0.6407 * t) ** 2 + 0.2645j)
+    c = np.exp(z) * dz / (1j * n)
+    return np.ascontiguousarray(z[n // 2:]), np.ascontiguousarray(c[n // 2:])
+
+
+N_QUAD = 24
+QUAD_Z, QUAD_C = _talbot_nodes(N_QUAD)
+# sup over x <= 0 of |2 Re sum c_m/(z_m - x) - e^x| is 2.4e-14 (tests/test_von_neumann.py measures
+# it); QUAD_ERR doubles it for the rounding of g.  A trial value phi is used when
+# QUAD_ERR e^sigma ||w||^2 <= QUAD_RTOL phi, i.e. when it is certified to 1e-12 relative.
+QUAD_ERR = 5e-14
+QUAD_RTOL = 1e-12
+
+
+@njit(cache=True, error_model="numpy")
+def _quad_setup(pole, weight, k, sigma, gre, gim):
+    """g(sigma + z_m) = sum_j weight_j / (z_m - (pole_j - sigma)) at the Talbot nodes, O(N k)."""
+    for m in range(QUAD_Z.shape[0]):
+        zr = QUAD_Z[m].real
+        zi = QUAD_Z[m].imag
+        sr = 0.0
+        si = 0.0
+        for j in range(k):
+            a = zr - (pole[j] - sigma)
+            q = weight[j] / (a * a + zi * zi)
+            sr += q * a
+            si -= q * zi
+        gre[m] = sr
+        gim[m] = si
+
+
+@njit(cache=True, error_model="numpy")
+def _quad_value(gre, gim, alpha):
+    """e^-sigma w^T exp(D + alpha w w^T) w = 2 Re sum_m c_m g_m / (1 - alpha g_m), O(N)."""
+    s = 0.0
+    for m in range(QUAD_Z.shape[0]):
+        dr = 1.0 - alpha * gre[m]
+        di = -alpha * gim[m]
+        inv = 1.0 / (dr * dr + di * di)
+        fr = (gre[m] * dr + gim[m] * di) * inv         # g / (1 - alpha g)
+        fi = (gim[m] * dr - gre[m] * di) * inv
+        s += QUAD_C[m].real * fr - QUAD_C[m].imag * fi
+    return 2.0 * s
+
+
 @njit(cache=True, fastmath=_FASTMATH)
 def _sums(delta, weight, start, stop, t):
     """sum_j weight_j q_j and sum_j weight_j q_j^2 over j in [start, stop), q_j = 1/(delta_j - t)."""
     s = 0.0
     ds = 0.0
     for j in range(start, stop):
-        wq = weight[j] / (delta[j] - t)
+        q = 1.0 / (delta[j] - t)                          # one division per term (as dlaed4)
+        wq = weight[j] * q
         s += wq
-        ds += wq / (delta[j] - t)
+        ds += wq * q
     return s, ds
 
 
@@ -274,6 +337,24 @@ def _value(pole, weight, k, alpha, org, tau, wk, iw, warm):
     return s
 
 
+@njit(cache=True, error_model="numpy")
+def _log_value(pole, weight, k, alpha, quad, org, tau, wk, iw, warm):
+    """log w^T exp(D + alpha w w^T) w for a trial alpha, and whether it was computed exactly.
+
+    ``quad`` = (sigma, amax, wsum, g at the nodes (real, imaginary parts)) from
+    :func:`_quad_setup`.  The Talbot value is used when alpha <= amax (then every eigenvalue
+    is <= sigma: theta_max <= d_max + max(alpha, 0) ||w||^2) and its certified error
+    QUAD_ERR e^sigma ||w||^2 is at most QUAD_RTOL of it; otherwise the exact value from the
+    secular roots (left in org, tau)."""
+    sigma, amax, wsum, gre, gim = quad
+    if alpha <= amax:
+        s = _quad_value(gre, gim, alpha)
+        if s > 0.0 and QUAD_ERR * wsum <= QUAD_RTOL * s:
+            return math.log(s) + sigma, False
+    val = _value(pole, weight, k, alpha, org, tau, wk, iw, warm)
+    return (math.log(val) if val > 0.0 else np.nan), True
+
+
 # Root finding for alpha: the increasing function g (log z^T X(alpha) z - log b + alpha/gamma
 # for rank-one constraints) is driven by a bracketed secant iteration, kept as a small state
 # vector so that every projection type can run its own evaluations in a plain loop:
@@ -491,7 +572,46 @@ def _apply(W, U, Wn):
             W[a, c] = Wn[a, c]
 
 
-_SWEEP_SIG = ("Tuple((int64, int64, float64, int64, int64, int64, int64))(float64[:, ::1], int64[::1], int64[::1], "
+@njit(cache=True, error_model="numpy")
+def rank_one_update(D, alpha, w, X):
+    """diag(D) + alpha w w^T = U diag(Theta) U^T: D <- Theta, X <- X U (in place); O(r^2) for
+    the eigen-decomposition (secular equation, as in the sweep) plus the product X U.
+
+    The package's one rank-one eigen-update, used by DefiniteBoost (Tsuda et al. 2005, Sec. 4)
+    for its steps; the von Neumann sweep runs the same pieces inline, with its own workspace.
+    Returns 0, or 1 when alpha ||w||^2 or w is not finite (nothing is changed).
+    """
+    r = D.shape[0]
+    nw2 = 0.0
+    for j in range(r):
+        nw2 += w[j] * w[j]
+    if not math.isfinite(alpha * nw2):
+        return 1
+    if alpha * nw2 == 0.0:
+        return 0
+    perm = np.empty(r, dtype=np.int64)
+    owner = np.empty(r, dtype=np.int64)
+    org = np.empty(r, dtype=np.int64)
+    pole = np.empty(r)
+    weight = np.empty(r)
+    tau = np.empty(r)
+    wk = np.empty((_N_WK, r))
+    iw = np.zeros((_N_IW, r), dtype=np.int64)
+    U = np.empty((r, r))
+    _sort_perm(D, perm)
+    k = _poles(D, w, perm, pole, weight, owner)
+    if k == 0:
+        return 0
+    _eigvals(pole, weight, k, alpha, org, tau, wk, iw, False)
+    _eigvecs(D, w, perm, owner, pole, k, org, tau, U, wk, iw)
+    XU = np.dot(X, U)
+    for a in range(X.shape[0]):
+        for c in range(r):
+            X[a, c] = XU[a, c]
+    return 0
+
+
+_SWEEP_SIG = ("Tuple((int64, int64, float64, int64, int64, int64, int64, int64))(float64[:, ::1], int64[::1], int64[::1], "
               "int8[::1], float64[::1], float64[::1], float64[:, ::1], float64[::1], float64)")
 
 
@@ -500,9 +620,10 @@ def von_neumann_sweep(V0, ci, cj, kind, bhat, lam, W, D, slack):
     """One cyclic sweep of von Neumann projections (Alg. 2), in place on W, D, lam, bhat.
 
     Distance constraints (z = e_i - e_j) and diagonal similarity constraints (z = e_i) are
-    rank-one; off-diagonal similarity constraints K_ij are rank-two.  Returns (status, index,
-    max relative violation met before a projection, its constraint, trace evaluations,
-    root-finder calls, most trace evaluations one call needed).
+    rank-one (trial values by the Talbot quadrature, exact fallback); off-diagonal similarity
+    constraints K_ij are rank-two (trial values exact).  Returns (status, index, max relative
+    violation met before a projection, its constraint, trace evaluations done exactly from
+    secular roots, trace evaluations, root-finder calls, most trace evaluations one call needed).
     """
     r = W.shape[0]
     hard = math.isinf(slack)
@@ -521,8 +642,11 @@ def von_neumann_sweep(V0, ci, cj, kind, bhat, lam, W, D, slack):
     U2 = np.empty((r, r))
     Wn = np.empty((r, r))
     st = np.empty(6)
+    gre = np.empty(QUAD_Z.shape[0])
+    gim = np.empty(QUAD_Z.shape[0])
     maxviol = 0.0
     argmax = -1
+    xev = 0
     evals = 0
     maxev = 0
     solves = 0
@@ -559,10 +683,10 @@ def von_neumann_sweep(V0, ci, cj, kind, bhat, lam, W, D, slack):
             maxviol = viol
             argmax = q
         if not math.isfinite(p):
-            return BROKEN, q, maxviol, argmax, evals, solves, maxev
+            return BROKEN, q, maxviol, argmax, xev, evals, solves, maxev
         if degenerate:                                      # no rank-preserving update moves it
             if viol > 0.0:
-                return STUCK, q, maxviol, argmax, evals, solves, maxev
+                return STUCK, q, maxviol, argmax, xev, evals, solves, maxev
             continue
         c_clamp = delta * lam[q]                            # beta = min(lambda_i, alpha), signed
         _sort_perm(D, perm)
@@ -598,12 +722,14 @@ def von_neumann_sweep(V0, ci, cj, kind, bhat, lam, W, D, slack):
                     alpha = x
                     x, done = _root_advance(st, x, y, ev)
                 if not math.isfinite(x) or (ev >= MAX_EVALS and abs(y) > 1e-6):
-                    return BROKEN, q, maxviol, argmax, evals + ev, solves + 1, max(maxev, ev)
+                    return BROKEN, q, maxviol, argmax, xev + ev, evals + ev, solves + 1, max(maxev, ev)
                 evals += ev
+                xev += ev                                   # rank-two trial values are all exact
                 solves += 1
                 maxev = max(maxev, ev)
             elif c_clamp != 0.0:
                 evals += ev
+                xev += ev
             applied = dual_step(alpha, lam, q, delta)
             if not hard:
                 bhat[q] = b * math.exp(-applied * inv_slack)
@@ -619,7 +745,7 @@ def von_neumann_sweep(V0, ci, cj, kind, bhat, lam, W, D, slack):
         k = _poles(D, w, perm, pole, weight, owner)
         if b <= 0.0:
             if delta >= 0.0:
-                return STUCK, q, maxviol, argmax, evals, solves, maxev
+                return STUCK, q, maxviol, argmax, xev, evals, solves, maxev
             if c_clamp == 0.0:                              # z^T X z >= b <= 0 holds, lambda_i = 0
                 continue
             alpha = c_clamp                                 # alpha = -inf, clamped to -lambda_i
@@ -629,38 +755,53 @@ def von_neumann_sweep(V0, ci, cj, kind, bhat, lam, W, D, slack):
             g0 = math.log(p) - target
             if g0 == 0.0 or (delta != 0.0 and c_clamp == 0.0 and delta * g0 <= 0.0):
                 continue
+            wnorm2 = 0.0
+            for l in range(r):
+                wnorm2 += w[l] * w[l]
+            a1 = -g0 / (wnorm2 + inv_slack)                 # exact when D is constant
+            amax = max(0.0, c_clamp, 2.0 * a1)              # trial alphas the nodes' shift covers
+            sigma = pole[k - 1] + amax * wnorm2
+            wsum = 0.0
+            for l in range(k):
+                wsum += weight[l]
+            _quad_setup(pole, weight, k, sigma, gre, gim)
+            quad = (sigma, amax, wsum, gre, gim)
             alpha = c_clamp
             gc = 0.0
-            sgn = 0.0                                       # sign of the last alpha evaluated
+            sgn = 0.0                                       # sign of the last alpha evaluated exactly
+            exact = False                                   # org, tau hold the roots at alpha
             if c_clamp != 0.0:
-                gc = math.log(_value(pole, weight, k, c_clamp, org, tau, wk, iw, False)) - target \
-                    + c_clamp * inv_slack
+                gc, exact = _log_value(pole, weight, k, c_clamp, quad, org, tau, wk, iw, False)
+                gc += c_clamp * inv_slack - target
                 ev = 1
-                sgn = c_clamp
+                xev += exact
+                if exact:
+                    sgn = c_clamp
             if c_clamp == 0.0 or delta * gc > 0.0:
-                wnorm2 = 0.0
-                for l in range(r):
-                    wnorm2 += w[l] * w[l]
-                x = _root_start(st, g0, c_clamp, gc, -g0 / (wnorm2 + inv_slack))
+                x = _root_start(st, g0, c_clamp, gc, a1)
                 done = False
                 y = 0.0
                 while not done:
                     warm = (x > 0.0) == (sgn > 0.0) and sgn != 0.0
-                    val = _value(pole, weight, k, x, org, tau, wk, iw, warm)
-                    y = math.log(val) - target + x * inv_slack if val > 0.0 else np.nan
+                    y, exact = _log_value(pole, weight, k, x, quad, org, tau, wk, iw, warm)
+                    y += x * inv_slack - target
                     ev += 1
-                    sgn = x
+                    xev += exact
+                    if exact:
+                        sgn = x
                     alpha = x
                     x, done = _root_advance(st, x, y, ev)
                 if not math.isfinite(x) or (ev >= MAX_EVALS and abs(y) > 1e-6):
-                    return BROKEN, q, maxviol, argmax, evals + ev, solves + 1, max(maxev, ev)
+                    return BROKEN, q, maxviol, argmax, xev, evals + ev, solves + 1, max(maxev, ev)
                 solves += 1
                 maxev = max(maxev, ev)
             evals += ev
+            if not exact:                                   # the one secular solve of the projection
+                _eigvals(pole, weight, k, alpha, org, tau, wk, iw, False)
         applied = dual_step(alpha, lam, q, delta)           # = alpha: it lies within the clamp
         if not hard:
             bhat[q] = b * math.exp(-applied * inv_slack)    # slack: log bhat <- log bhat - alpha/gamma
-        # D + beta ww^T = U Theta U^T from the roots of the last evaluation (at alpha)
+        # D + beta ww^T = U Theta U^T from the secular roots at alpha
         _eigvecs(D, w, perm, owner, pole, k, org, tau, U, wk, iw)   # D <- Theta
         _apply(W, U, Wn)                                    # W <- W U
-    return OK, -1, maxviol, argmax, evals, solves, maxev
+    return OK, -1, maxviol, argmax, xev, evals, solves, maxev

@@ -59,10 +59,10 @@ Each step
    alpha' = min(lambda_i, alpha) in their sign convention) the step is clipped at alpha >= -gamma_j,
    so gamma_j >= 0 can also shrink. Equality constraints are never clipped.
 3. updates the eigendecomposition: a distance constraint changes E by -alpha C_t, i.e. a rank-one
-   change of the diagonal matrix Theta, solved by deflation and the secular equation (LAPACK
-   ``dlaed9``, the divide-and-conquer kernel, with Gu–Eisenstat eigenvectors) in O(r^2), plus one
-   O(n r^2) product for the eigenvectors (Kulis et al. Sec. 5.2.1); similarity constraints are two
-   rank-one changes.
+   change of the diagonal matrix Theta, solved by deflation and the secular equation in O(r^2)
+   (``_von_neumann_kernels.rank_one_update``, the package's one rank-one eigen-update, shared with
+   ``von_neumann``), plus one O(n r^2) product for the eigenvectors (Kulis et al. Sec. 5.2.1);
+   similarity constraints are two rank-one changes.
 
 The dual objective (9), log Z = shift + logsumexp(Theta), is recorded after every step (history
 ``dual_objective``, starting from its value 0 at gamma = 0). It decreases monotonically: with
@@ -99,12 +99,8 @@ import math
 import time
 from typing import Callable
 
-import llvmlite.binding as _llvm
 import numba as nb
 import numpy as np
-from numba import types as _nbt
-from numba.core import cgutils as _cgutils
-from numba.extending import get_cython_function_address, intrinsic
 
 from ..errors import ConfigError, DataError, InfeasibleError, SolverError
 from ..kernels import RANK_TOL
@@ -112,127 +108,13 @@ from ..linalg import eigh
 from ..registry import solvers
 from ..types import Constraints, SolverResult
 from ._cyclic import describe as _describe, dual_change, relative_violations
+from ._von_neumann_kernels import rank_one_update as _rank_one
 from .protocol import Certificate, finish
-
-# LAPACK dlaed9 (rank-one modification of a diagonal matrix: secular equation + Gu–Eisenstat
-# eigenvectors) from SciPy's bundled LAPACK, bound by symbol name so numba can cache the kernels.
-_llvm.add_symbol("kernlearn_dlaed9", get_cython_function_address("scipy.linalg.cython_lapack", "dlaed9"))
-_dlaed9 = _nbt.ExternalFunction("kernlearn_dlaed9", _nbt.void(*([_nbt.voidptr] * 13)))
-
-
-@intrinsic
-def _ptr(typingctx, arr):
-    """Data pointer of a contiguous array, as void* (for the Fortran call)."""
-    def codegen(context, builder, sig, args):
-        ary = context.make_array(sig.args[0])(context, builder, args[0])
-        return builder.bitcast(ary.data, _cgutils.voidptr_t)
-    return _nbt.voidptr(arr), codegen
-
 
 _EPS = float(np.finfo(np.float64).eps)
 OK, DONE, BROKEN, INFEASIBLE = 0, 1, 2, 3
 PROJECTIONS = ("approximate", "exact")
 ORDERS = ("greedy", "cyclic")
-
-
-@nb.njit(cache=True)
-def _rank_one(theta, rho, w, X):
-    """diag(theta) + rho w w^T = U diag(theta') U^T: theta <- theta', X <- X U (in place).
-
-    Deflation as LAPACK dlaed2 (tiny components of w; close poles merged by a Givens rotation),
-    then dlaed9 on the K non-deflated poles. Returns 0, or 1 when dlaed9 fails.
-    """
-    r = theta.shape[0]
-    nw2 = 0.0
-    for k in range(r):
-        nw2 += w[k] * w[k]
-    rho_eff = rho * nw2
-    if rho_eff == 0.0:
-        return 0
-    if not np.isfinite(rho_eff):
-        return 1
-    nw = np.sqrt(nw2)
-    sgn = 1.0 if rho_eff > 0 else -1.0          # diag(theta) + rho ww^T = sgn (diag(sgn theta) + |rho| zz^T)
-    rho_abs = abs(rho_eff)
-    d = sgn * theta
-    order = np.argsort(d, kind="mergesort")
-    ds = d[order]
-    zs = w[order] / nw
-    tol = 8.0 * _EPS * max(max(abs(ds[0]), abs(ds[r - 1])), rho_abs)
-    keep = np.zeros(r, np.bool_)
-    prev = -1
-    for jj in range(r):
-        if rho_abs * abs(zs[jj]) <= tol:
-            zs[jj] = 0.0
-            continue
-        if prev < 0:
-            prev = jj
-            continue
-        c = zs[jj]
-        s = zs[prev]
-        tau = math.hypot(c, s)
-        t = ds[jj] - ds[prev]
-        c /= tau
-        s = -s / tau
-        if abs(t * c * s) <= tol:               # poles too close: rotate, deflate `prev`
-            zs[jj] = tau
-            zs[prev] = 0.0
-            ca, cb = order[prev], order[jj]
-            for row in range(X.shape[0]):
-                xa = X[row, ca]
-                xb = X[row, cb]
-                X[row, ca] = c * xa + s * xb
-                X[row, cb] = c * xb - s * xa
-            tmp = ds[prev] * c * c + ds[jj] * s * s
-            ds[jj] = ds[prev] * s * s + ds[jj] * c * c
-            ds[prev] = tmp
-        else:
-            keep[prev] = True
-        prev = jj
-    if prev >= 0:
-        keep[prev] = True
-    K = 0
-    for pos in range(r):
-        if keep[pos]:
-            K += 1
-        else:
-            theta[order[pos]] = sgn * ds[pos]
-    if K == 0:
-        return 0
-    lam = np.empty(K)
-    zz = np.empty(K)
-    cols = np.empty(K, np.int64)
-    m = 0
-    zn = 0.0
-    for pos in range(r):
-        if keep[pos]:
-            lam[m] = ds[pos]
-            zz[m] = zs[pos]
-            cols[m] = order[pos]
-            zn += zs[pos] * zs[pos]
-            m += 1
-    zn = np.sqrt(zn)
-    for m in range(K):
-        zz[m] /= zn
-    ib = np.empty(5, np.int32)
-    ib[0] = K        # K = KSTOP = N = LDQ = LDS
-    ib[1] = 1        # KSTART
-    ib[4] = 0        # INFO
-    rr = np.empty(1)
-    rr[0] = rho_abs * zn * zn
-    mu = np.empty(K)
-    work = np.empty((K, K))
-    s_f = np.empty((K, K))      # Fortran S (column j = eigenvector j) seen row-major: s_f[j] = eigenvector j
-    _dlaed9(_ptr(ib), _ptr(ib[1:]), _ptr(ib), _ptr(ib), _ptr(mu), _ptr(work), _ptr(ib), _ptr(rr),
-            _ptr(lam), _ptr(zz), _ptr(s_f), _ptr(ib), _ptr(ib[4:]))
-    if ib[4] != 0:
-        return 1
-    S = np.ascontiguousarray(s_f.T)
-    Xn = np.dot(np.ascontiguousarray(X[:, cols]), S)
-    for m in range(K):
-        X[:, cols[m]] = Xn[:, m]
-        theta[cols[m]] = sgn * mu[m]
-    return 0
 
 
 @nb.njit(cache=True)
