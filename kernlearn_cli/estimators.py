@@ -72,7 +72,6 @@ class KernelLearner(TransformerMixin, BaseEstimator):
             The side information itself (then y is not needed).
         """
         from .experiment import STREAM_CONSTRAINTS, component_rng, runner_extras
-        from .solvers.protocol import ConvergenceWarning  # noqa: F401  (the warning fit may raise)
 
         X = validate_data(self, X, dtype=np.float64, ensure_min_samples=2)
         codes, classes = (None, None)
@@ -147,8 +146,7 @@ class KernelLearner(TransformerMixin, BaseEstimator):
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
-        tags.target_tags.required = False
-        tags.input_tags.allow_nan = False
+        tags.target_tags.required = False          # y or constraints=
         return tags
 
 
