@@ -49,7 +49,9 @@ class Rule:
 
     ``Nsigma`` compares two means with their spreads: with the paper's std s_p over n_p runs and
     ours s_o over n_o seeds, the standard error of the difference is
-    SE = sqrt(s_p² / n_p + s_o² / n_o), and the rule holds when ǀours − paperǀ ≤ N · SE."""
+    SE = sqrt(s_p² / n_p + s_o² / n_o), and the rule holds when ǀours − paperǀ ≤ N · SE.  A single
+    seed has no spread of its own to measure, yet one draw varies by a whole per-run std: it is
+    estimated by the paper's, SE = sqrt(s_p² / n_p + s_p²)."""
 
     kind: str
     x: float = 0.0
@@ -60,8 +62,8 @@ class Rule:
 
     @staticmethod
     def standard_error(std: float | None, runs: int | None, ours_std: float | None, seeds: int) -> float:
-        """SE of (ours − paper): both spreads, both run counts (a single seed adds no spread)."""
-        own = 0.0 if ours_std is None or not np.isfinite(ours_std) or seeds < 2 else ours_std ** 2 / seeds
+        """SE of (ours − paper): both spreads, both run counts (a single seed: the paper's per-run std)."""
+        own = std ** 2 if ours_std is None or not np.isfinite(ours_std) or seeds < 2 else ours_std ** 2 / seeds
         return math.sqrt(std ** 2 / runs + own)
 
     def holds(self, ours: float, paper: float, se: float | None = None) -> bool:

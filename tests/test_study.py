@@ -71,7 +71,9 @@ def test_sigma_rule_uses_both_spreads_and_both_run_counts():
     se = Rule.standard_error(0.04, 10, 0.03, 20)
     assert math.isclose(se, math.sqrt(0.04 ** 2 / 10 + 0.03 ** 2 / 20))
     assert not Rule("sigma", 2).holds(0.90, 0.94, se) and Rule("sigma", 2).holds(0.92, 0.94, se)
-    assert Rule.standard_error(0.04, 10, float("nan"), 1) == 0.04 / math.sqrt(10)
+    # one seed measures no spread, but one draw varies by a per-run std: the paper's stands in for ours
+    assert math.isclose(Rule.standard_error(0.04, 10, float("nan"), 1), math.sqrt(0.04 ** 2 / 10 + 0.04 ** 2))
+    assert Rule.standard_error(0.04, 10, 0.0, 1) == Rule.standard_error(0.04, 10, float("nan"), 1)
 
 
 def test_default_rules_and_delta(tmp_path):

@@ -264,10 +264,24 @@ def _state(prob: Problem, X: np.ndarray, factor: tuple | None = None) -> _State 
     return _State(X, L, Xinv, x, prob.value(X, logdet, x), prob.gradient(Xinv, x), logdet)
 
 
-def _congruence(L: np.ndarray, A: np.ndarray, transpose: bool = False) -> np.ndarray:
-    """L A Lᵀ, or Lᵀ A L with ``transpose``, for a lower-triangular L (two triangular products)."""
+def _blas_lower(L: np.ndarray) -> tuple[np.ndarray, int, int]:
+    """L for BLAS without a copy: (L, lower=1, flip=0) when L is Fortran-ordered, else its transpose,
+    a Fortran-ordered view, as (Lᵀ, lower=0, flip=1); ``trans_a ^ flip`` then applies op(L)."""
+    return (L, 1, 0) if L.flags.f_contiguous else (L.T, 0, 1)
+
+
+def _congruence(L: np.ndarray, A, transpose: bool = False) -> np.ndarray:
+    """L A Lᵀ, or Lᵀ A L with ``transpose``, for a lower-triangular L and a symmetric A, dense or
+    sparse (two triangular products; a sparse A is multiplied first).  Operands reach BLAS without
+    copies (:func:`_blas_lower`; A or Aᵀ = A, whichever is Fortran-ordered); the symmetric product
+    is returned transposed, C-ordered."""
+    T, lower, flip = _blas_lower(L)
     t = int(transpose)
-    return dtrmm(1.0, L, dtrmm(1.0, L, A, lower=1, trans_a=t), side=1, lower=1, trans_a=1 - t)
+    if sp.issparse(A):                                               # op(L) A = (A op(L)ᵀ)ᵀ, A = Aᵀ
+        inner = np.asarray(A @ (L if t else L.T)).T
+    else:
+        inner = dtrmm(1.0, T, A if A.flags.f_contiguous else A.T, lower=lower, trans_a=t ^ flip)
+    return dtrmm(1.0, T, inner, side=1, lower=lower, trans_a=(1 - t) ^ flip).T
 
 
 def _trial(prob: Problem, s: _State, Zh: np.ndarray) -> tuple[_State | None, float, float, np.ndarray]:
@@ -285,7 +299,8 @@ def _trial(prob: Problem, s: _State, Zh: np.ndarray) -> tuple[_State | None, flo
     C = chol(Zh + np.eye(Zh.shape[0]))
     if C is None:
         return None, -math.inf, math.inf, Z
-    Lt = dtrmm(1.0, s.L, C[0], lower=1)                              # L chol(I + Ẑ), lower triangular
+    T, lower, flip = _blas_lower(s.L)
+    Lt = dtrmm(1.0, T, C[0], lower=lower, trans_a=flip)              # L chol(I + Ẑ), lower triangular
     trial = _state(prob, Lt @ Lt.T, factor=(Lt, s.logdet + C[1]))
     psi0, psi1 = prob.loss.psi(s.x), prob.loss.psi(s.x + prob.op.values(Z))
     K0inv_Z = Z if prob.K0inv is None else prob.K0inv * Z           # tr(K0⁻¹Z) = Σ of its entries (diagonal if I)
@@ -318,7 +333,8 @@ def steihaug_pcg(prob: Problem, s: _State, radius: float, nu: float, max_cg: int
     Q = L⁻ᵀ P̂ L⁻¹ = −R + βQ): no triangular product or solve per CG step.  H_F(P) vanishes
     outside its leading k × k block (:attr:`TraceMap.extent`), where L is the k × k triangle
     L_k, so Lᵀ H_F L = L_kᵀ H_F L_k (k³; k = m, the points the constraints touch, when they are
-    numbered first: :func:`build_problem`) and K H_F K is an O(n² k) product.  Returns (Ẑ,
+    numbered first: :func:`build_problem`) and K H_F K is an O(n² k) product, or, when k = n,
+    L (Lᵀ H_F L) Lᵀ by two more triangular products.  Returns (Ẑ,
     predicted decrease m(0) − m(Z) of model (7), CG steps, hit the boundary, ‖Z‖).
     """
     L, X = s.L, s.X
@@ -344,7 +360,8 @@ def steihaug_pcg(prob: Problem, s: _State, radius: float, nu: float, max_cg: int
         HF = prob.hessian_loss(Praw, d2)
         H_k = HF[:k, :k]                                             # sparse when K is the unknown
         HP = P.copy()                                                # Ĥ(P̂) = Lᵀ H_F(P) L + P̂
-        HP[:k, :k] += L_k.T @ np.asarray(H_k @ L_k)
+        Hh_k = _congruence(L_k, H_k, transpose=True)                 # L_kᵀ H_F L_k
+        HP[:k, :k] += Hh_k
         alpha = rr / float(np.vdot(P, HP))
         Pn = P if natural else Praw
         zz, zp, pp = float(np.vdot(Z, Z)), float(np.vdot(Z, Pn)), float(np.vdot(Pn, Pn))
@@ -365,7 +382,7 @@ def steihaug_pcg(prob: Problem, s: _State, radius: float, nu: float, max_cg: int
             break
         beta = rr_next / rr
         _axpby(-1.0, R, beta, P)                                     # P̂ = −R̂ + βP̂
-        _axpy(alpha, X_k.T @ np.asarray(H_k @ X_k), Y)
+        _axpy(alpha, _congruence(L, Hh_k) if k == len(X) else X_k.T @ np.asarray(H_k @ X_k), Y)  # K H_F K
         _axpy(alpha, Praw, Y)
         _axpby(-1.0, Y, beta, Praw)
         if not natural:
