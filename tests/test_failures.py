@@ -83,7 +83,7 @@ def bad_cases(tmp_path):
     return {
         "unknown component": (lambda: cfg(solver={"name": "burgg"}), "unknown solver 'burgg'. Did you mean 'burg'?"),
         "unknown key": (lambda: cfg(solver={"name": "burg", "tolerance": 1}), "unknown key 'tolerance'"),
-        "wrong type": (lambda: cfg(solver={"name": "burg", "max_sweeps": "lots"}), "expected int"),
+        "wrong type": (lambda: cfg(solver={"name": "burg", "max_sweeps": "lots"}), "expected an int"),
         "negative count": (lambda: cfg(constraints={"name": "idealized_pairs", "count": -5}),
                            "constraints.count must be >= 1, got -5"),
         "missing data file": (lambda: cfg(dataset={"name": "files", "features": str(tmp_path / "typo.npy")}),
