@@ -259,6 +259,8 @@ def load_records(roots: list[Path], command: str = "collect") -> tuple[pd.DataFr
     for root in map(Path, roots):
         seen = set()
         for cell_id, _, rec in records_of(root, command):
+            if cell_id in seen:       # one cell in two folders, written when `1` and `1.0` were two ids
+                continue
             seen.add(cell_id)
             if isinstance(rec, ValueError):
                 done.problems.append((cell_id, "unreadable", f"{RECORD}: {rec}"))

@@ -288,7 +288,12 @@ def test_records_made_under_old_ids_are_found_under_the_new_ones(tmp_path):
     assert all(r["cell"] == c for c, r in archive.records.items())
     df, done = load_records([path])
     assert done.complete and len(df) == 2 and path.read_bytes() == before
-    for old, rec in records.items():                                  # a results folder of those days
+    float_cell = expand({**cfg, "grid": {"solver.slack": [1.0], "seed": [0]}})[0]   # the same cell, written 1.0
+    float_record = {**records[old_id(cells[0])], "cell": old_id(float_cell), "config": float_cell.config,
+                    "grid": float_cell.grid_values}
+    assert float_cell.id == cells[0].id and old_id(float_cell) != old_id(cells[0])
+    for old, rec in {**records, old_id(float_cell): float_record}.items():   # a results folder of those days
         (tmp_path / "out" / old).mkdir(parents=True)
         (tmp_path / "out" / old / "record.json").write_text(json.dumps(rec))
-    assert {cell for cell, _, _ in records_of(tmp_path / "out")} == {c.id for c in cells}
+    assert sorted(cell for cell, _, _ in records_of(tmp_path / "out")) == sorted([c.id for c in cells] + [cells[0].id])
+    assert len(load_records([tmp_path / "out"])[0]) == 2                # counted once
