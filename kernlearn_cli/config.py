@@ -36,7 +36,8 @@ from typing import Any
 import yaml
 
 from .errors import ConfigError
-from .registry import REGISTRIES, did_you_mean
+from .params import did_you_mean
+from .registry import REGISTRIES
 
 COMPONENTS = {"dataset": "datasets", "kernel": "kernels", "constraints": "constraints", "solver": "solvers"}
 TOP_KEYS = {"name", "seed", "grid", "description", "evaluate", *COMPONENTS}
