@@ -117,6 +117,16 @@ class Length:
         return f"with {self.low} to {self.high} items"
 
 
+#: The declarations many settings share.
+Positive = Annotated[float, Interval(0, None, closed="neither")]
+"""A finite float > 0 (a tolerance, a step, a weight)."""
+PositiveInt = Annotated[int, Interval(1, None)]
+"""An int >= 1 (a count, an iteration limit)."""
+NonNegativeInt = Annotated[int, Interval(0, None)]
+"""An int >= 0 (a seed, or a count where 0 means "not set")."""
+Fraction = Annotated[float, Interval(0, 1, closed="left")]
+"""A float in [0, 1) (a relative tolerance such as ``rank_tol``, a push such as ``epsilon``)."""
+
 #: Type -> how a message names one value of it, and several.
 _NOUNS = {bool: ("a bool", "bools"), int: ("an int", "ints"), float: ("a float", "floats"),
           str: ("a string", "strings"), dict: ("a mapping", "mappings"), list: ("a list", "lists"),

@@ -85,7 +85,7 @@ def bad_cases(tmp_path):
         "unknown key": (lambda: cfg(solver={"name": "burg", "tolerance": 1}), "unknown key 'tolerance'"),
         "wrong type": (lambda: cfg(solver={"name": "burg", "max_sweeps": "lots"}), "expected an int"),
         "negative count": (lambda: cfg(constraints={"name": "idealized_pairs", "count": -5}),
-                           "constraints.count must be >= 1, got -5"),
+                           "constraints.count: expected an int in [1, inf), got -5."),
         "missing data file": (lambda: cfg(dataset={"name": "files", "features": str(tmp_path / "typo.npy")}),
                               "typo.npy"),
         "index out of range": (lambda: cfg(dataset=files(tmp_path, X_OK),
@@ -142,7 +142,8 @@ def test_bad_input_is_one_paragraph_and_claims_nothing(tmp_path, inproc, case):
 
 @pytest.mark.parametrize("args,message", [
     (["--force", "--set", "solver.max_sweeps=0"], "was written by a different config"),
-    (["--force", "--set", "constraints.count=-5"], "was written by a different config"),
+    (["--force", "--set", "constraints.count=7"], "was written by a different config"),
+    (["--force", "--set", "constraints.count=-5"], "constraints.count: expected an int in [1, inf), got -5."),
     (["--force", "--jobs", "0"], "--jobs must be >= 1"),
 ])
 def test_bad_rerun_leaves_finished_results_untouched(tmp_path, inproc, finished, args, message):
