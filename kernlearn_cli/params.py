@@ -17,19 +17,19 @@ of a string::
 a direct call of a registered function alike: it converts first (an int where a float is
 declared, a string such as ``"1e-6"`` that YAML reads as text) and then checks the range or the
 choice, with a message naming where the value was given and what is valid
-(``configs/x.yaml: solver.tol: expected a float in (0, inf), got -1.``).
+(``configs/x.yaml: solver.tol: expected a float in (0, inf), got -1.``). :func:`compile_check`
+reads an annotation once into that check; the registry compiles a component's when it registers it.
 """
 
 from __future__ import annotations
 
 import difflib
-import inspect
 import math
 import numbers
 import types
 import typing
 from dataclasses import dataclass
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Callable, Literal
 
 from .errors import ConfigError
 
@@ -149,8 +149,100 @@ def describe(tp, plural: bool = False) -> str:
     return nouns[plural] if nouns else getattr(tp, "__name__", None) or str(tp).replace("typing.", "")
 
 
-def _refuse(value, tp, where: str, tail: str = "") -> typing.NoReturn:
-    raise ConfigError(f"{where}: expected {describe(tp)}, got {value!r}.{tail}")
+_REFUSED = object()
+
+
+def _same(value):
+    return value
+
+
+def _none(value):
+    return None if value is None else _REFUSED
+
+
+def _bool(value):
+    return value if isinstance(value, bool) else _REFUSED
+
+
+def _int(value):
+    return int(value) if isinstance(value, numbers.Integral) and not isinstance(value, bool) else _REFUSED
+
+
+def _float(value):
+    if isinstance(value, str):
+        try:
+            value = float(value)
+        except ValueError:
+            return _REFUSED
+    elif not isinstance(value, numbers.Real) or isinstance(value, bool):
+        return _REFUSED
+    value = float(value)
+    return _REFUSED if math.isnan(value) else value
+
+
+def _str(value):
+    return value if isinstance(value, str) else _REFUSED
+
+
+def _dict(value):
+    return value if isinstance(value, dict) else _REFUSED
+
+
+#: The plain types: value -> the value converted, or _REFUSED.
+_PLAIN = {type(None): _none, bool: _bool, int: _int, float: _float, str: _str, dict: _dict}
+
+
+def _acceptor(tp) -> Callable[[Any], Any]:
+    """``value -> converted value``, or ``_REFUSED``, for annotation ``tp``, read once."""
+    origin, args = typing.get_origin(tp), typing.get_args(tp)
+    if origin is Annotated:
+        base, meta = _acceptor(args[0]), tuple(m for m in args[1:] if isinstance(m, (Interval, Length)))
+
+        def annotated(value):
+            converted = base(value)
+            return converted if converted is not _REFUSED and all(converted in m for m in meta) else _REFUSED
+        return annotated
+    if origin is Literal:
+        return lambda value: value if any(value == c and type(value) is type(c) for c in args) else _REFUSED
+    if origin in (typing.Union, types.UnionType):
+        arms = tuple(_acceptor(a) for a in args)
+
+        def union(value):
+            for arm in arms:
+                converted = arm(value)
+                if converted is not _REFUSED:
+                    return converted
+            return _REFUSED
+        return union
+    if origin is list or tp is list:
+        item = _acceptor(args[0]) if args else _same
+
+        def items(value):
+            if not isinstance(value, (list, tuple)):
+                return _REFUSED
+            converted = [item(v) for v in value]
+            return _REFUSED if any(v is _REFUSED for v in converted) else converted
+        return items
+    return _PLAIN.get(origin or tp, _same)          # Any, no annotation, or one this checker does not know
+
+
+def compile_check(tp) -> Callable[[Any, str], Any]:
+    """The check of annotation ``tp`` as a function ``(value, where) -> converted value``.
+
+    The annotation is read here, once (``Registry.register`` compiles the checks of a component's
+    settings when it is registered), so a check costs a few comparisons. The rules are those of
+    :func:`coerce`.
+    """
+    accept = _acceptor(tp)
+    choices = typing.get_args(tp) if typing.get_origin(tp) is Literal else ()
+
+    def check(value, where: str):
+        converted = accept(value)
+        if converted is _REFUSED:
+            raise ConfigError(f"{where}: expected {describe(tp)}, got {value!r}."
+                              + (did_you_mean(value, map(str, choices)) if choices else ""))
+        return converted
+    return check
 
 
 def coerce(value: Any, tp, where: str) -> Any:
@@ -167,63 +259,7 @@ def coerce(value: Any, tp, where: str) -> Any:
     ConfigError
         ``"{where}: expected {what the annotation accepts}, got {value!r}."``
     """
-    origin = typing.get_origin(tp)
-    if tp is Any or tp is inspect.Parameter.empty:
-        return value
-    if origin is Annotated:
-        base, *meta = typing.get_args(tp)
-        try:
-            converted = coerce(value, base, where)
-        except ConfigError:
-            _refuse(value, tp, where)
-        if not all(converted in m for m in meta if isinstance(m, (Interval, Length))):
-            _refuse(value, tp, where)
-        return converted
-    if origin is Literal:
-        choices = typing.get_args(tp)
-        if any(value == c and type(value) is type(c) for c in choices):
-            return value
-        _refuse(value, tp, where, did_you_mean(value, map(str, choices)))
-    if origin in (typing.Union, types.UnionType):
-        for arg in typing.get_args(tp):
-            try:
-                return coerce(value, arg, where)
-            except ConfigError:
-                pass
-        _refuse(value, tp, where)
-    number = isinstance(value, numbers.Real) and not isinstance(value, bool)
-    if tp is type(None):
-        if value is None:
-            return None
-    elif tp is bool:
-        if isinstance(value, bool):
-            return value
-    elif tp is int:
-        if number and isinstance(value, numbers.Integral):
-            return int(value)
-    elif tp is float:
-        if number and not math.isnan(value):
-            return float(value)
-        if isinstance(value, str):
-            try:
-                f = float(value)
-                if not math.isnan(f):
-                    return f
-            except ValueError:
-                pass
-    elif tp is str:
-        if isinstance(value, str):
-            return value
-    elif origin is list or tp is list:
-        if isinstance(value, (list, tuple)):
-            (arg,) = typing.get_args(tp) or (Any,)
-            return [coerce(v, arg, f"{where}[{k}]") for k, v in enumerate(value)]
-    elif origin is dict or tp is dict:
-        if isinstance(value, dict):
-            return value
-    else:  # pragma: no cover - an annotation this checker does not know
-        return value
-    _refuse(value, tp, where)
+    return compile_check(tp)(value, where)
 
 
 def settings_hints(func, settings) -> dict[str, Any]:

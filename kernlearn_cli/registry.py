@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from .errors import ConfigError
-from .params import coerce, did_you_mean, settings_hints
+from .params import compile_check, did_you_mean, settings_hints
 
 #: Keyword-only parameters the runner supplies itself; never settable from a config.
 RUNNER_KEYWORDS = {"callback", "rng", "dataset", "result", "reference", "constraints"}
@@ -47,8 +47,10 @@ class Entry:
     summary: str
     triplets: bool = False
     instead_of_kernel: str = ""
-    #: Setting -> its annotation with the ``Annotated`` metadata (evaluated once, at registration).
+    #: Setting -> its annotation with the ``Annotated`` metadata (evaluated once, at registration) ...
     hints: dict[str, Any] = field(default_factory=dict)
+    #: ... and its check, ``(value, where) -> converted value`` (:func:`kernlearn_cli.params.compile_check`).
+    checks: dict[str, Callable[[Any, str], Any]] = field(default_factory=dict)
 
     def parameters(self) -> dict[str, inspect.Parameter]:
         """The settings: the keyword-only parameters but the runner's (:data:`RUNNER_KEYWORDS`)."""
@@ -95,15 +97,16 @@ class Registry:
                 raise RuntimeError(f"{self.kind} '{name}' registered twice")
             doc = inspect.getdoc(func) or ""
             hints = settings_hints(func, settings(func))
+            checks = {key: compile_check(tp) for key, tp in hints.items()}
             where = f"{self.kind} '{name}'"
 
             @functools.wraps(func)
             def checked(*args, **kwargs):
-                return func(*args, **{k: coerce(v, hints[k], f"{where}: {k}") if k in hints else v
+                return func(*args, **{k: checks[k](v, f"{where}: {k}") if k in checks else v
                                       for k, v in kwargs.items()})
 
             self._entries[name] = Entry(name, checked, doc.split("\n\n")[0].replace("\n", " "), triplets=triplets,
-                                        instead_of_kernel=instead_of_kernel, hints=hints)
+                                        instead_of_kernel=instead_of_kernel, hints=hints, checks=checks)
             return checked
         return deco
 
@@ -149,7 +152,7 @@ class Registry:
                 valid = ", ".join(sorted(allowed)) or "(none)"
                 raise ConfigError(f"{where}: unknown key '{key}' for {self.kind} '{entry.name}'."
                                   f"{did_you_mean(key, allowed)} Valid keys: {valid}.")
-            params[key] = coerce(value, entry.hints[key], f"{where}.{key}")
+            params[key] = entry.checks[key](value, f"{where}.{key}")
         missing = [p for p, par in allowed.items() if par.default is inspect.Parameter.empty
                    and p not in params]
         if missing:
