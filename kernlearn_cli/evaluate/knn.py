@@ -43,6 +43,13 @@ def knn_error(G: np.ndarray, ds, *, rng, k: PositiveInt = 1, repeats: PositiveIn
     """k-NN test error (Tsuda et al. 2005, Sec. 5: 1-NN, 50/50 splits): 1 - :func:`knn_accuracy`.
 
     ``repeats`` random halvings, each used both ways, give 2 x ``repeats`` divisions.
+
+    Parameters
+    ----------
+    k : int
+        Neighbours (>= 1).
+    repeats : int
+        Random halvings (>= 1).
     """
     acc = knn_accuracy(G, ds, rng=rng, k=k, repeats=repeats)
     return {"knn_error": 1.0 - acc["knn_accuracy"], "knn_error_std": acc["knn_accuracy_std"]}
