@@ -249,7 +249,7 @@ def laplacian_pinv(ds, *, neighbors: PositiveInt = 10, bandwidth: EdgeWeight = "
         warnings.warn(f"kernel 'laplacian_pinv': the k-NN graph of dataset '{ds.name}' has {info['components']} "
                       f"connected component(s), but {int(np.count_nonzero(~keep))} eigenvalue(s) of L are below "
                       f"{rank_tol:g} x the largest; some edges are numerically negligible, and K0 = L^+ drops "
-                      "those directions too.", stacklevel=2)
+                      "those directions too.", stacklevel=3)       # past the registry's wrapper: the caller
     G0 = U[:, keep] / np.sqrt(lam[keep])
     if normalize:
         G0 *= math.sqrt(n / float(np.sum(1.0 / lam[keep])))        # tr K0 = sum 1 / lambda_+
