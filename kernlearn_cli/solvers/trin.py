@@ -745,7 +745,8 @@ def path_gammas(gamma_min: float, gamma: float, alpha: float) -> list[float]:
 
 def _solve(method: str, G0, constraints, *, loss, gamma, tol, max_iter, path, gamma_min, normalize, t,
            itml_percentiles, max_cg, keep_path, callback, stop="absolute", trust_norm="frobenius",
-           precondition=False, max_path_iter=None) -> SolverResult:
+           precondition=False, max_path_iter=None) -> tuple[SolverResult, Certificate]:
+    """The path of ``method`` and its certificate (``trin`` and ``pr_cg`` hand them to :func:`finish`)."""
     if path and not (path > 1 and gamma_min < gamma):
         raise ConfigError(f"solver.path (the multiplier α) must be > 1 with 0 < gamma_min < gamma; got path = "
                           f"{path}, gamma_min = {gamma_min}, gamma = {gamma}. Use path: 0 for a single gamma.")
@@ -814,7 +815,7 @@ def _solve(method: str, G0, constraints, *, loss, gamma, tol, max_iter, path, ga
     result = SolverResult(G=G, objective=s.f, iterations=int(np.sum(per_gamma["path_iterations"])),
                           converged=False, history={**{k: np.asarray(v) for k, v in history.items()}, **path},
                           info=info, arrays=arrays, path=kept)
-    return finish(result, path_certificate(path, tol, stop, stops, unsolved), method)
+    return result, path_certificate(path, tol, stop, stops, unsolved)
 
 
 def path_certificate(path: dict, tol: float, stop: str, stops: list[str], unsolved: int = 0) -> Certificate:
@@ -922,10 +923,10 @@ def trin(G0: np.ndarray, constraints: Constraints, *, loss: LossName = "log", ga
          itml_percentiles: Percentiles = (5.0, 95.0), max_cg: PositiveInt = 500, keep_path: bool = False,
          stop: Stop = "absolute", trust_norm: Literal["frobenius", "natural"] = "frobenius",
          max_path_iter: PositiveInt | None = None, callback: Callable | None = None) -> SolverResult:
-    return _solve("trin", G0, constraints, loss=loss, gamma=gamma, tol=tol, max_iter=max_iter, path=path,
-                  gamma_min=gamma_min, normalize=normalize, t=t, itml_percentiles=itml_percentiles,
-                  max_cg=max_cg, keep_path=keep_path, stop=stop, trust_norm=trust_norm,
-                  max_path_iter=max_path_iter, callback=callback)
+    return finish(*_solve("trin", G0, constraints, loss=loss, gamma=gamma, tol=tol, max_iter=max_iter, path=path,
+                          gamma_min=gamma_min, normalize=normalize, t=t, itml_percentiles=itml_percentiles,
+                          max_cg=max_cg, keep_path=keep_path, stop=stop, trust_norm=trust_norm,
+                          max_path_iter=max_path_iter, callback=callback), "trin")
 
 
 @solvers.register("pr_cg", triplets=True)
@@ -937,8 +938,8 @@ def pr_cg(G0: np.ndarray, constraints: Constraints, *, loss: LossName = "log", g
           itml_percentiles: Percentiles = (5.0, 95.0), keep_path: bool = False, stop: Stop = "absolute",
           precondition: bool = False, max_path_iter: PositiveInt | None = None,
           callback: Callable | None = None) -> SolverResult:
-    return _solve("pr_cg", G0, constraints, loss=loss, gamma=gamma, tol=tol, max_iter=max_iter, path=path,
-                  gamma_min=gamma_min, normalize=normalize, t=t, itml_percentiles=itml_percentiles,
-                  max_cg=0, keep_path=keep_path, stop=stop, precondition=precondition,
-                  max_path_iter=max_path_iter, callback=callback)
+    return finish(*_solve("pr_cg", G0, constraints, loss=loss, gamma=gamma, tol=tol, max_iter=max_iter, path=path,
+                          gamma_min=gamma_min, normalize=normalize, t=t, itml_percentiles=itml_percentiles,
+                          max_cg=0, keep_path=keep_path, stop=stop, precondition=precondition,
+                          max_path_iter=max_path_iter, callback=callback), "pr_cg")
 
