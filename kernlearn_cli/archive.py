@@ -93,6 +93,23 @@ def differing(a: dict, b: dict) -> list[str]:
     return out
 
 
+def rekeyed(record: dict) -> dict:
+    """``record`` under the id its cell has now, recomputed from its ``config`` and ``grid``: ids hash
+    the validated settings (:attr:`kernlearn_cli.config.Cell.validated`), so a record made when
+    ``path: 2`` and ``path: 2.0`` were two cells is found under the one id both have today, with no
+    file rewritten. A record without its config, or whose config no longer validates (a component
+    since removed), keeps its id."""
+    from .config import Cell
+
+    if not isinstance(record.get("config"), dict):
+        return record
+    try:
+        cell = Cell(record.get("index", 0), record["config"], record["grid"]).id
+    except KernlearnError:
+        return record
+    return record if cell == record["cell"] else {**record, "cell": cell}
+
+
 class Archive:
     """The archived records of one experiment (a mapping cell id -> record) and its header.
 
@@ -150,7 +167,7 @@ class Archive:
                 raise ArchiveError(f"record archive '{path}', line {number}: {exc}. The other records are kept; "
                                    f"restore the file from git, or recompute the experiment with kernlearn "
                                    f"reproduce PAPER --rerun {name}.") from None
-            archive.records[item["cell"]] = item
+            archive.add(rekeyed(item), source=f"line {number} of '{path}'")
         return archive
 
     # ---- writing -------------------------------------------------------------------------------

@@ -290,7 +290,8 @@ def embed(run_dir: Path = typer.Argument(..., help="Cell folder of a finished ru
 @app.command("list")
 def list_(kind: Optional[str] = typer.Argument(None, help="datasets|kernels|constraints|solvers|evaluators")):
     """List the registered components (and their settings)."""
-    from .registry import REGISTRIES, did_you_mean
+    from .params import did_you_mean
+    from .registry import REGISTRIES
 
     if kind is not None and kind not in REGISTRIES:
         raise ConfigError(f"unknown kind '{kind}'.{did_you_mean(kind, REGISTRIES)} "

@@ -22,6 +22,7 @@ Cell ``k`` therefore means the same cell on every machine and array index, and
 from __future__ import annotations
 
 import copy
+import functools
 import hashlib
 import itertools
 import json
@@ -35,7 +36,8 @@ from typing import Any
 import yaml
 
 from .errors import ConfigError
-from .registry import REGISTRIES, did_you_mean
+from .params import did_you_mean
+from .registry import REGISTRIES
 
 COMPONENTS = {"dataset": "datasets", "kernel": "kernels", "constraints": "constraints", "solver": "solvers"}
 TOP_KEYS = {"name", "seed", "grid", "description", "evaluate", *COMPONENTS}
@@ -59,10 +61,22 @@ class Cell:
     def seed(self) -> int:
         return int(self.config.get("seed", 0))
 
+    @functools.cached_property
+    def validated(self) -> dict:
+        """The config with every component's settings as the registries validate them (:func:`bind_cell`):
+        ``gamma: 1``, ``gamma: 1.0`` and ``gamma: "1e0"`` all read ``gamma: 1.0`` here."""
+        bound = bind_cell(self, self.label("config"))
+        config = {**self.config, **{key: _spec(*bound[key]) for key in COMPONENTS if key in bound}}
+        if "reference" in bound:
+            config["constraints"]["reference"] = _spec(*bound["reference"])
+        config["evaluate"] = [_spec(*b) for b in bound["evaluate"]]
+        return config
+
     @property
     def digest(self) -> str:
-        """Hash of the resolved config: the same values give the same id in any process."""
-        text = json.dumps(self.config, sort_keys=True, separators=(",", ":"), default=str)
+        """Hash of the validated config (:attr:`validated`): the same values give the same id in any
+        process, however a number was written."""
+        text = json.dumps(self.validated, sort_keys=True, separators=(",", ":"), default=str)
         return hashlib.sha256(text.encode()).hexdigest()[:10]
 
     def label(self, where: str) -> str:
@@ -71,9 +85,13 @@ class Cell:
 
     @property
     def id(self) -> str:
-        """Folder name of the cell: readable grid values plus the digest."""
-        parts = [f"{k.split('.')[-1]}-{_slug(v)}" for k, v in self.grid_values.items()]
+        """Folder name of the cell: readable grid values (as validated) plus the digest."""
+        parts = [f"{k.split('.')[-1]}-{_slug(get_dotted(self.validated, k))}" for k in self.grid_values]
         return "_".join(parts + [self.digest]) if parts else f"cell_{self.digest}"
+
+
+def _spec(entry, params: dict) -> dict:
+    return {"name": entry.name, **params}
 
 
 def _slug(value: Any) -> str:
@@ -176,6 +194,14 @@ def set_dotted(cfg: dict, key: str, value: Any, where: str) -> None:
         node[last] = value
     else:
         raise ConfigError(f"{where}: cannot set '{key}'.")
+
+
+def get_dotted(cfg: dict, key: str) -> Any:
+    """``cfg[a][b][c]`` for ``key = "a.b.c"`` (integer parts index lists), as :func:`set_dotted` set it."""
+    node = cfg
+    for part in key.split("."):
+        node = node[int(part)] if isinstance(node, list) else node[part]
+    return node
 
 
 def validate(cfg: dict, where: str, every_cell: bool = True) -> None:

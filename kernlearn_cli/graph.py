@@ -4,28 +4,32 @@ The construction of Hoi et al. (2007) used by Hu & Kwok (2013, Sec. 4): Gaussian
 similarity exp(-||x_i - x_j||^2 / 2 sigma^2) with sigma half the average distance from
 each pattern to its ``sigma_neighbors`` nearest neighbours, on the k-nearest-neighbour
 graph (symmetrized: an edge when either point is among the other's k nearest).  Memory
-is O(n k): no n x n matrix is ever formed.
+is O(n k): no n x n matrix is ever formed.  scipy is imported where a graph is built, so the
+components that declare their settings with :data:`Scaling` and the like do not pay for it.
 """
 
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING, Literal
 
 import numpy as np
-import scipy.sparse as sp
-import scipy.sparse.csgraph  # noqa: F401  (makes sp.csgraph available)
 
 from .errors import ConfigError
 
-LAPLACIANS = ("normalized", "unnormalized")
-SCALINGS = ("none", "minmax", "standard")
+if TYPE_CHECKING:
+    import scipy.sparse as sp
+
+#: The choices of the graph settings of the components that build one (declared in their signatures,
+#: so checked by the registry before they reach these functions).
+Laplacian = Literal["normalized", "unnormalized"]
+Scaling = Literal["none", "minmax", "standard"]
+EdgeWeight = Literal["half_mean", "edge_mean"]
 
 
-def scale_features(X: np.ndarray, how: str) -> np.ndarray:
+def scale_features(X: np.ndarray, how: Scaling) -> np.ndarray:
     """Per-feature scaling before the graph: ``minmax`` to [0, 1], ``standard`` to zero mean and
     unit variance, ``none``.  Constant features are left at 0."""
-    if how not in SCALINGS:
-        raise ConfigError(f"scale must be one of {', '.join(SCALINGS)}; got '{how}'.")
     if how == "none":
         return X
     shift, spread = (X.min(0), np.ptp(X, axis=0)) if how == "minmax" else (X.mean(0), X.std(0))
@@ -65,7 +69,7 @@ def nearest_neighbors(X: np.ndarray, m: int) -> tuple[np.ndarray, np.ndarray]:
 
 
 def knn_laplacian(X: np.ndarray, *, neighbors: int = 5, sigma_neighbors: int = 10,
-                  kind: str = "normalized", bandwidth: str = "half_mean") -> tuple[sp.csr_matrix, dict]:
+                  kind: Laplacian = "normalized", bandwidth: EdgeWeight = "half_mean") -> tuple[sp.csr_matrix, dict]:
     """Graph Laplacian of the Gaussian-weighted k-NN graph of the rows of X.
 
     Parameters
@@ -91,15 +95,14 @@ def knn_laplacian(X: np.ndarray, *, neighbors: int = 5, sigma_neighbors: int = 1
         ``sigma``, ``edges`` (undirected), ``components`` (connected components of the graph;
         a disconnected graph is allowed: each component contributes one null vector of L).
     """
+    import scipy.sparse as sp
+    import scipy.sparse.csgraph  # noqa: F401  (makes sp.csgraph available)
+
     n = X.shape[0]
-    if kind not in LAPLACIANS:
-        raise ConfigError(f"laplacian must be one of {', '.join(LAPLACIANS)}; got '{kind}'.")
     for key, k in (("neighbors", neighbors), ("sigma_neighbors", sigma_neighbors)):
         if not 1 <= k < n:
             raise ConfigError(f"{key} = {k} must be between 1 and n - 1 = {n - 1} (the dataset has "
                               f"{n} points).")
-    if bandwidth not in ("half_mean", "edge_mean"):
-        raise ConfigError(f"bandwidth must be 'half_mean' or 'edge_mean'; got '{bandwidth}'.")
     m = max(neighbors, sigma_neighbors)
     dist, idx = nearest_neighbors(X, m)
     d, j = dist[:, :neighbors], idx[:, :neighbors]

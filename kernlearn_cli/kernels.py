@@ -8,11 +8,14 @@ range of K0, where D(K, K0) reduces to a divergence between r x r matrices.
 from __future__ import annotations
 
 import math
+from typing import Annotated, Literal
 
 import numpy as np
 
 from .errors import ConfigError, DataError
+from .graph import EdgeWeight, Scaling
 from .linalg import eigh
+from .params import Fraction, Interval, NonNegativeInt, Positive, PositiveInt
 from .registry import kernels
 
 #: Default relative tolerance of the rank-revealing factorizations: eigen- or
@@ -59,7 +62,7 @@ def _features(ds, kernel_name: str) -> np.ndarray:
 
 
 @kernels.register("linear")
-def linear(ds, *, center: bool = False, rank: int = 0) -> np.ndarray:
+def linear(ds, *, center: bool = False, rank: NonNegativeInt = 0) -> np.ndarray:
     """Linear kernel K0 = X X^T with G0 = X exactly (no centering, no scaling).
 
     Parameters
@@ -67,7 +70,7 @@ def linear(ds, *, center: bool = False, rank: int = 0) -> np.ndarray:
     center : bool
         Subtract the feature means first.
     rank : int
-        If > 0, keep the best rank-``rank`` approximation (truncated SVD of X).
+        If > 0, keep the best rank-``rank`` approximation (truncated SVD of X); 0 keeps X.
     """
     X = np.array(_features(ds, "linear"), dtype=np.float64)
     if center:
@@ -78,7 +81,12 @@ def linear(ds, *, center: bool = False, rank: int = 0) -> np.ndarray:
     return np.ascontiguousarray(X)
 
 
-def rbf_bandwidth(X: np.ndarray, rule: str) -> float:
+#: The rules for the RBF bandwidth: name -> sigma^2 from the pairwise squared distances.
+BANDWIDTHS = {"median": np.median, "mean_sq": np.mean, "zhang2012": lambda d2: np.mean(d2) / 2}
+Bandwidth = Literal["median", "mean_sq", "zhang2012"]
+
+
+def rbf_bandwidth(X: np.ndarray, rule: Bandwidth) -> float:
     """sigma for k(x, y) = exp(-||x - y||^2 / (2 sigma^2)) by a named rule.
 
     ``median``: the median pairwise Euclidean distance (the usual heuristic);
@@ -88,14 +96,7 @@ def rbf_bandwidth(X: np.ndarray, rule: str) -> float:
     """
     from scipy.spatial.distance import pdist       # scipy.spatial only where a bandwidth is chosen
 
-    d2 = pdist(X, "sqeuclidean")
-    if rule == "median":
-        return float(np.sqrt(np.median(d2)))
-    if rule == "mean_sq":
-        return float(np.sqrt(np.mean(d2)))
-    if rule == "zhang2012":
-        return float(np.sqrt(np.mean(d2) / 2))
-    raise ConfigError(f"kernel.bandwidth: unknown rule '{rule}'; valid rules: median, mean_sq, zhang2012.")
+    return float(np.sqrt(BANDWIDTHS[rule](pdist(X, "sqeuclidean"))))
 
 
 def rbf_kernel_matrix(X: np.ndarray, sigma: float) -> np.ndarray:
@@ -105,20 +106,21 @@ def rbf_kernel_matrix(X: np.ndarray, sigma: float) -> np.ndarray:
 
 
 @kernels.register("rbf")
-def rbf(ds, *, sigma: float = 0.0, bandwidth: str = "median", standardize: bool = False,
-        rank: int = 0, rank_tol: float = RANK_TOL) -> np.ndarray:
+def rbf(ds, *, sigma: Annotated[float, Interval(0, None, closed="left")] = 0.0, bandwidth: Bandwidth = "median",
+        standardize: bool = False, rank: NonNegativeInt = 0, rank_tol: Fraction = RANK_TOL) -> np.ndarray:
     """Gaussian kernel exp(-||x - y||^2 / (2 sigma^2)), factored by eigendecomposition.
 
     Parameters
     ----------
     sigma : float
-        Bandwidth; 0 (default) picks it by ``bandwidth``.
+        Bandwidth (>= 0); 0 (default) picks it by ``bandwidth``.
     bandwidth : {"median", "mean_sq", "zhang2012"}
         Rule for sigma (see :func:`rbf_bandwidth`).
     standardize : bool
         Scale each feature to zero mean and unit variance first.
     rank, rank_tol :
-        Passed to :func:`factorize` (keep eigenvalues > rank_tol * max; at most ``rank``).
+        Passed to :func:`factorize` (keep eigenvalues > rank_tol * max, 0 <= rank_tol < 1; at most
+        ``rank``, 0 for no limit).
     """
     X = np.array(_features(ds, "rbf"), dtype=np.float64)
     if standardize:
@@ -164,16 +166,27 @@ OUT_OF_SAMPLE = {"linear": linear_rows, "rbf": rbf_rows}
 
 
 @kernels.register("identity")
-def identity(ds, *, scale: float = 1.0) -> np.ndarray:
-    """Scaled identity K0 = scale * I_n (full rank, carries no information about the data)."""
-    if not scale > 0:
-        raise ConfigError(f"kernel.scale must be > 0, got {scale}.")
+def identity(ds, *, scale: Positive = 1.0) -> np.ndarray:
+    """Scaled identity K0 = scale * I_n (full rank, carries no information about the data).
+
+    Parameters
+    ----------
+    scale : float
+        The diagonal (> 0).
+    """
     return np.sqrt(scale) * np.eye(ds.n)
 
 
 @kernels.register("precomputed")
-def precomputed(ds, *, rank: int = 0, rank_tol: float = RANK_TOL) -> np.ndarray:
-    """The dataset's own kernel matrix (e.g. GyrB), factored by :func:`factorize`."""
+def precomputed(ds, *, rank: NonNegativeInt = 0, rank_tol: Fraction = RANK_TOL) -> np.ndarray:
+    """The dataset's own kernel matrix (e.g. GyrB), factored by :func:`factorize`.
+
+    Parameters
+    ----------
+    rank, rank_tol :
+        Passed to :func:`factorize` (keep eigenvalues > rank_tol * max, 0 <= rank_tol < 1; at most
+        ``rank``, 0 for no limit).
+    """
     if ds.K is None:
         raise ConfigError(f"kernel 'precomputed' needs a dataset with a kernel matrix; "
                           f"'{ds.name}' has features only (use 'linear' or 'rbf').")
@@ -181,8 +194,9 @@ def precomputed(ds, *, rank: int = 0, rank_tol: float = RANK_TOL) -> np.ndarray:
 
 
 @kernels.register("laplacian_pinv")
-def laplacian_pinv(ds, *, neighbors: int = 10, bandwidth: str = "edge_mean", sigma_neighbors: int = 10,
-                   scale_features: str = "none", normalize: bool = True, rank_tol: float = RANK_TOL) -> np.ndarray:
+def laplacian_pinv(ds, *, neighbors: PositiveInt = 10, bandwidth: EdgeWeight = "edge_mean",
+                   sigma_neighbors: PositiveInt = 10, scale_features: Scaling = "none", normalize: bool = True,
+                   rank_tol: Fraction = RANK_TOL) -> np.ndarray:
     r"""Pseudo-inverse of a graph Laplacian, K0 = L^+ (Li et al. 2009, Sec. 6.2), as G0 = U_+ diag(lambda_+^-1/2).
 
     L = D - W is the unnormalized Laplacian of the symmetrized k-nearest-neighbour graph of the
@@ -216,21 +230,14 @@ def laplacian_pinv(ds, *, neighbors: int = 10, bandwidth: str = "edge_mean", sig
     normalize : bool
         Scale K0 to tr K0 = n.
     rank_tol : float
-        Relative eigenvalue threshold of the null space of L.
+        Relative eigenvalue threshold of the null space of L (0 <= rank_tol < 1).
     """
     import warnings
 
-    from .graph import SCALINGS, knn_laplacian, scale_features as _scale
+    from .graph import knn_laplacian, scale_features as _scale
 
     X = np.array(_features(ds, "laplacian_pinv"), dtype=np.float64)
     n = X.shape[0]
-    if scale_features not in SCALINGS:
-        raise ConfigError(f"kernel 'laplacian_pinv': kernel.scale_features must be one of {', '.join(SCALINGS)}; "
-                          f"got '{scale_features}'.")
-    for key, k in (("neighbors", neighbors), ("sigma_neighbors", sigma_neighbors)):
-        if not 1 <= k < n:
-            raise ConfigError(f"kernel 'laplacian_pinv': kernel.{key} = {k} must be between 1 and n - 1 = {n - 1} "
-                              f"(dataset '{ds.name}' has {n} points).")
     L, info = knn_laplacian(_scale(X, scale_features), neighbors=neighbors, sigma_neighbors=sigma_neighbors,
                             kind="unnormalized", bandwidth=bandwidth)
     lam, U = eigh(L.toarray())                  # ascending: the null space comes first
@@ -242,7 +249,7 @@ def laplacian_pinv(ds, *, neighbors: int = 10, bandwidth: str = "edge_mean", sig
         warnings.warn(f"kernel 'laplacian_pinv': the k-NN graph of dataset '{ds.name}' has {info['components']} "
                       f"connected component(s), but {int(np.count_nonzero(~keep))} eigenvalue(s) of L are below "
                       f"{rank_tol:g} x the largest; some edges are numerically negligible, and K0 = L^+ drops "
-                      "those directions too.", stacklevel=2)
+                      "those directions too.", stacklevel=3)       # past the registry's wrapper: the caller
     G0 = U[:, keep] / np.sqrt(lam[keep])
     if normalize:
         G0 *= math.sqrt(n / float(np.sum(1.0 / lam[keep])))        # tr K0 = sum 1 / lambda_+

@@ -2,36 +2,33 @@
 
 A component is a plain function.  Its positional parameters are the context the
 runner passes in (a dataset, a factor ...); its keyword-only parameters are the
-settings a user may give in the config, and their annotations and defaults are
-the schema the config is validated against (in :meth:`Registry.bind`, the one
-place input from a config is checked).
+settings a user may give in the config, and their annotations (with their ranges
+and choices, :mod:`kernlearn_cli.params`) and defaults are the schema the config is
+validated against, in :meth:`Registry.bind`.  ``register`` returns the function
+wrapped so that a direct call checks the settings it is given against the same
+schema, with the same validator (:func:`kernlearn_cli.params.coerce`).
 
+    >>> from typing import Annotated
+    >>> from kernlearn_cli.params import Interval
     >>> from kernlearn_cli.registry import solvers
     >>> @solvers.register("my_solver")
-    ... def my_solver(G0, constraints, *, tol: float = 1e-3, callback=None): ...
+    ... def my_solver(G0, constraints, *, tol: Annotated[float, Interval(0, None, closed="neither")] = 1e-3,
+    ...               callback=None): ...
 """
 
 from __future__ import annotations
 
-import difflib
+import functools
 import importlib
 import inspect
-import math
-import types
-import typing
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from .errors import ConfigError
+from .params import compile_check, did_you_mean, settings_hints
 
 #: Keyword-only parameters the runner supplies itself; never settable from a config.
 RUNNER_KEYWORDS = {"callback", "rng", "dataset", "result", "reference", "constraints"}
-
-
-def did_you_mean(name: str, valid) -> str:
-    """' Did you mean 'x'?' for the closest valid name, or ''."""
-    close = difflib.get_close_matches(str(name), list(valid), n=1, cutoff=0.5)
-    return f" Did you mean '{close[0]}'?" if close else ""
 
 
 @dataclass
@@ -50,10 +47,24 @@ class Entry:
     summary: str
     triplets: bool = False
     instead_of_kernel: str = ""
+    #: Setting -> its annotation with the ``Annotated`` metadata (evaluated once, at registration) ...
+    hints: dict[str, Any] = field(default_factory=dict)
+    #: ... and its check, ``(value, where) -> converted value`` (:func:`kernlearn_cli.params.compile_check`).
+    checks: dict[str, Callable[[Any, str], Any]] = field(default_factory=dict)
 
     def parameters(self) -> dict[str, inspect.Parameter]:
-        return {p.name: p for p in inspect.signature(self.func).parameters.values()
-                if p.kind is p.KEYWORD_ONLY and p.name not in RUNNER_KEYWORDS}
+        """The settings: the keyword-only parameters but the runner's (:data:`RUNNER_KEYWORDS`)."""
+        return self._parameters
+
+    @functools.cached_property
+    def _parameters(self) -> dict[str, inspect.Parameter]:
+        return settings(self.func)
+
+
+def settings(func: Callable) -> dict[str, inspect.Parameter]:
+    """The keyword-only parameters of ``func`` that a config may set (not :data:`RUNNER_KEYWORDS`)."""
+    return {p.name: p for p in inspect.signature(func).parameters.values()
+            if p.kind is p.KEYWORD_ONLY and p.name not in RUNNER_KEYWORDS}
 
 
 class Registry:
@@ -85,9 +96,18 @@ class Registry:
             if name in self._entries or self._builtins.get(name, func.__module__) != func.__module__:
                 raise RuntimeError(f"{self.kind} '{name}' registered twice")
             doc = inspect.getdoc(func) or ""
-            self._entries[name] = Entry(name, func, doc.split("\n\n")[0].replace("\n", " "), triplets=triplets,
-                                        instead_of_kernel=instead_of_kernel)
-            return func
+            hints = settings_hints(func, settings(func))
+            checks = {key: compile_check(tp) for key, tp in hints.items()}
+            where = f"{self.kind} '{name}'"
+
+            @functools.wraps(func)
+            def checked(*args, **kwargs):
+                return func(*args, **{k: checks[k](v, f"{where}: {k}") if k in checks else v
+                                      for k, v in kwargs.items()})
+
+            self._entries[name] = Entry(name, checked, doc.split("\n\n")[0].replace("\n", " "), triplets=triplets,
+                                        instead_of_kernel=instead_of_kernel, hints=hints, checks=checks)
+            return checked
         return deco
 
     def names(self) -> list[str]:
@@ -116,8 +136,10 @@ class Registry:
     def bind(self, spec: dict, where: str) -> tuple[Entry, dict]:
         """Validate a config mapping ``{name: ..., **params}``; return the entry and params.
 
-        Unknown keys and values of the wrong type raise :class:`ConfigError`
-        naming ``where`` (e.g. ``"configs/x.yaml: solver"``) and what is valid.
+        Unknown keys, values of the wrong type and values outside their declared range or choices
+        (:func:`kernlearn_cli.params.coerce`) raise :class:`ConfigError` naming ``where`` (e.g.
+        ``"configs/x.yaml: solver"``) and the key, and what is valid; the params returned are the
+        converted values (``1`` as ``1.0`` for a float, ``"1e-6"`` as ``1e-06``).
         """
         if not isinstance(spec, dict) or "name" not in spec:
             raise ConfigError(f"{where}: expected a mapping with a 'name' key naming a {self.kind}, "
@@ -125,71 +147,17 @@ class Registry:
         entry = self.get(spec["name"], where)
         params = {k: v for k, v in spec.items() if k != "name"}
         allowed = entry.parameters()
-        hints = typing.get_type_hints(entry.func)
         for key, value in list(params.items()):
             if key not in allowed:
                 valid = ", ".join(sorted(allowed)) or "(none)"
                 raise ConfigError(f"{where}: unknown key '{key}' for {self.kind} '{entry.name}'."
                                   f"{did_you_mean(key, allowed)} Valid keys: {valid}.")
-            if key in hints:
-                params[key] = coerce(value, hints[key], f"{where}.{key}")
+            params[key] = entry.checks[key](value, f"{where}.{key}")
         missing = [p for p, par in allowed.items() if par.default is inspect.Parameter.empty
                    and p not in params]
         if missing:
             raise ConfigError(f"{where}: {self.kind} '{entry.name}' needs key(s) {', '.join(missing)}.")
         return entry, params
-
-
-def _type_name(tp) -> str:
-    return getattr(tp, "__name__", None) or str(tp).replace("typing.", "")
-
-
-def coerce(value: Any, tp, where: str) -> Any:
-    """Check ``value`` against annotation ``tp``; accept ints for floats and numeric strings
-    such as ``"1e-6"`` or ``"inf"`` (YAML reads those as strings) for floats."""
-    origin = typing.get_origin(tp)
-    if tp is Any or tp is inspect.Parameter.empty:
-        return value
-    if origin in (typing.Union, types.UnionType):
-        for arg in typing.get_args(tp):
-            try:
-                return coerce(value, arg, where)
-            except ConfigError:
-                pass
-        raise ConfigError(f"{where}: expected {' or '.join(_type_name(a) for a in typing.get_args(tp))}, "
-                          f"got {value!r}.")
-    if tp is type(None):
-        if value is None:
-            return None
-    elif tp is bool:
-        if isinstance(value, bool):
-            return value
-    elif tp is int:
-        if isinstance(value, int) and not isinstance(value, bool):
-            return value
-    elif tp is float:
-        if isinstance(value, (int, float)) and not isinstance(value, bool):
-            return float(value)
-        if isinstance(value, str):
-            try:
-                f = float(value)
-                if not math.isnan(f):
-                    return f
-            except ValueError:
-                pass
-    elif tp is str:
-        if isinstance(value, str):
-            return value
-    elif origin is list or tp is list:
-        if isinstance(value, (list, tuple)):
-            (arg,) = typing.get_args(tp) or (Any,)
-            return [coerce(v, arg, f"{where}[{k}]") for k, v in enumerate(value)]
-    elif origin is dict or tp is dict:
-        if isinstance(value, dict):
-            return value
-    else:  # pragma: no cover - an annotation this checker does not know
-        return value
-    raise ConfigError(f"{where}: expected {_type_name(tp)}, got {value!r} ({type(value).__name__}).")
 
 
 #: The built-in components: module (inside ``kernlearn_cli``) -> {registry: the names it registers}.

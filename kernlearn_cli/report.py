@@ -205,8 +205,10 @@ def is_archive(root: Path) -> bool:
 
 def records_of(root: Path, command: str = "collect") -> Iterator[tuple[str, Path, dict | ValueError]]:
     """(cell, where, record) for every record of a results folder (``where``: its ``record.json``) or of
-    an archive (``where``: the archive); an unreadable ``record.json`` gives the ``ValueError`` instead."""
-    from .archive import Archive
+    an archive (``where``: the archive); an unreadable ``record.json`` gives the ``ValueError`` instead.
+    A record is yielded under the id its cell has now (:func:`~kernlearn_cli.archive.rekeyed`), which is
+    its folder's name unless the folder was written under an older id."""
+    from .archive import Archive, rekeyed
 
     root = Path(root)
     if is_archive(root):
@@ -225,6 +227,7 @@ def records_of(root: Path, command: str = "collect") -> Iterator[tuple[str, Path
         except ValueError as exc:
             yield rec_path.parent.name, rec_path, exc
             continue
+        rec = rekeyed(rec)
         yield rec["cell"], rec_path, rec
 
 
@@ -256,6 +259,8 @@ def load_records(roots: list[Path], command: str = "collect") -> tuple[pd.DataFr
     for root in map(Path, roots):
         seen = set()
         for cell_id, _, rec in records_of(root, command):
+            if cell_id in seen:       # one cell in two folders, written when `1` and `1.0` were two ids
+                continue
             seen.add(cell_id)
             if isinstance(rec, ValueError):
                 done.problems.append((cell_id, "unreadable", f"{RECORD}: {rec}"))

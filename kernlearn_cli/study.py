@@ -397,7 +397,7 @@ def find_studies(paper: str, root: Path = STUDIES_DIR) -> list[Path]:
                               f"where configs/papers/<paper>/study.yaml live).")
         return [Path(root) / n / STUDY_FILE for n in names]
     if paper not in names:
-        from .registry import did_you_mean
+        from .params import did_you_mean
 
         raise ConfigError(f"reproduce: no study '{paper}' (looked for {Path(root) / paper / STUDY_FILE}).{did_you_mean(paper, names)} "
                           f"Valid: {', '.join(names + ['all']) or 'all'}, or the path of a study.yaml.")

@@ -255,3 +255,45 @@ def test_histories_are_archived_to_six_significant_digits():
     kept = np.asarray(archived_history({"dual_objective": x})["dual_objective"])
     assert kept.shape == x.shape and np.all(np.abs(kept - x) <= 5e-6 * np.abs(x))
     assert not np.array_equal(kept, x) and all(len(repr(v)) <= 13 for v in kept.tolist())
+
+
+def test_records_made_under_old_ids_are_found_under_the_new_ones(tmp_path):
+    """Before ids hashed the validated settings, ``slack: 1`` and ``slack: 1.0`` were two cells; an archive
+    and a results folder written then are read under today's ids, and the files are not rewritten."""
+    import hashlib
+
+    from kernlearn_cli.config import expand
+    from kernlearn_cli.report import load_records, records_of
+
+    cfg = {**CONFIG, "grid": {"solver.slack": [1, 10], "seed": [0]}}
+    cells = expand(cfg)
+
+    def old_id(cell):                       # the former Cell.id: raw grid values, hash of the raw config
+        digest = hashlib.sha256(json.dumps(cell.config, sort_keys=True, separators=(",", ":"),
+                                           default=str).encode()).hexdigest()[:10]
+        return f"slack-{cell.grid_values['solver.slack']}_seed-0_{digest}"
+
+    records = {}
+    for cell in cells:
+        records[old_id(cell)] = {"experiment": "tiny", "cell": old_id(cell), "grid": cell.grid_values, "seed": 0,
+                                 "solver": "burg", "dataset": "iris", "constraints": 10, "n": 150, "rank0": 4,
+                                 "converged": True, "iterations": 3, "objective": 0.5, "seconds": 1.0,
+                                 "metrics": {"knn_accuracy": 0.9}, "config": cell.config}
+    assert set(records).isdisjoint(c.id for c in cells)
+    path = tmp_path / "tiny.jsonl.gz"
+    Archive(path, "tiny", cfg, records).write()
+    before = path.read_bytes()
+    archive = Archive.read(path)
+    assert set(archive.records) == {c.id for c in cells}
+    assert all(r["cell"] == c for c, r in archive.records.items())
+    df, done = load_records([path])
+    assert done.complete and len(df) == 2 and path.read_bytes() == before
+    float_cell = expand({**cfg, "grid": {"solver.slack": [1.0], "seed": [0]}})[0]   # the same cell, written 1.0
+    float_record = {**records[old_id(cells[0])], "cell": old_id(float_cell), "config": float_cell.config,
+                    "grid": float_cell.grid_values}
+    assert float_cell.id == cells[0].id and old_id(float_cell) != old_id(cells[0])
+    for old, rec in {**records, old_id(float_cell): float_record}.items():   # a results folder of those days
+        (tmp_path / "out" / old).mkdir(parents=True)
+        (tmp_path / "out" / old / "record.json").write_text(json.dumps(rec))
+    assert sorted(cell for cell, _, _ in records_of(tmp_path / "out")) == sorted([c.id for c in cells] + [cells[0].id])
+    assert len(load_records([tmp_path / "out"])[0]) == 2                # counted once

@@ -56,12 +56,25 @@ def test_one_value_one_cell_however_it_is_written(tmp_path):
     assert len(ids) == 1
 
 
+def test_one_cell_one_id_however_a_float_is_written(tmp_path):
+    """Ids hash the validated settings: slack 1, 1.0, "1e0" and --set solver.slack=1 are one cell, in a
+    grid too (its readable part shows the validated value)."""
+    ids = {expand(load(write(tmp_path, BASE, "a.yaml"), ["solver.slack=1"]))[0].id}
+    for value in (1, 1.0, "1e0"):
+        ids.add(expand(load(write(tmp_path, dict(BASE, solver={"name": "burg", "slack": value}))))[0].id)
+    assert len(ids) == 1
+    grid = {expand(load(write(tmp_path, dict(BASE, grid={"solver.slack": [value]}))))[0].id for value in (1, 1.0, "1e0")}
+    assert len(grid) == 1 and grid.pop().startswith("slack-1.0_")
+    other = expand(load(write(tmp_path, dict(BASE, solver={"name": "burg", "slack": 2}))))[0].id
+    assert other not in ids
+
+
 @pytest.mark.parametrize("mutate, message", [
     (lambda c: c.update(solvr={"name": "burg"}), "unknown top-level key 'solvr'. Did you mean 'solver'?"),
     (lambda c: c["solver"].update(name="burgg"), "unknown solver 'burgg'. Did you mean 'burg'?"),
     (lambda c: c["solver"].update(tolerance=1e-3), "unknown key 'tolerance' for solver 'burg'"),
-    (lambda c: c["solver"].update(max_sweeps="many"), "solver.max_sweeps: expected int, got 'many'"),
-    (lambda c: c["constraints"].update(count=2.5), "constraints.count: expected int"),
+    (lambda c: c["solver"].update(max_sweeps="many"), "solver.max_sweeps: expected an int"),
+    (lambda c: c["constraints"].update(count=2.5), "constraints.count: expected an int"),
     (lambda c: c.pop("dataset"), "missing required key 'dataset'"),
     (lambda c: c.update(grid={"constraints.count": "lots"}), "expected a list or 'range(...)'"),
     (lambda c: c.update(seed=-1), "'seed' must be an integer from 0 to 2**63 - 1"),

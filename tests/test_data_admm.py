@@ -69,16 +69,16 @@ def test_synthetic_deterministic(loader):
 
 
 @pytest.mark.parametrize("call, match", [
-    (lambda: synthetic.chessboard(n=1), r"chessboard': invalid n 1; valid values: an integer >= 2"),
-    (lambda: synthetic.chessboard(n=10.0), "invalid n"),
-    (lambda: synthetic.chessboard(seed=-1), "invalid seed -1"),
-    (lambda: synthetic.double_spiral(n=0), "double_spiral': invalid n 0"),
-    (lambda: synthetic.double_spiral(noise=-0.1), r"invalid noise -0.1; valid values: a finite number >= 0"),
-    (lambda: synthetic.double_spiral(noise=float("nan")), "invalid noise nan"),
-    (lambda: synthetic.double_spiral(noise=float("inf")), "invalid noise inf"),
-    (lambda: synthetic.two_gaussians(n=1), "two_gaussians': invalid n 1"),
-    (lambda: synthetic.two_gaussians(dim=0), r"invalid dim 0; valid values: an integer >= 1"),
-    (lambda: uci.adult_a4a_approx(subset_seed=-2), "adult_a4a_approx': invalid subset_seed -2"),
+    (lambda: synthetic.chessboard(n=1), r"^dataset 'chessboard': n: expected an int in \[2, inf\), got 1\.$"),
+    (lambda: synthetic.chessboard(n=10.0), "chessboard': n: expected an int"),
+    (lambda: synthetic.chessboard(seed=-1), r"seed: expected an int in \[0, inf\), got -1"),
+    (lambda: synthetic.double_spiral(n=0), "double_spiral': n: expected an int in"),
+    (lambda: synthetic.double_spiral(noise=-0.1), r"noise: expected a float in \[0, inf\), got -0.1"),
+    (lambda: synthetic.double_spiral(noise=float("nan")), "noise: expected .* got nan"),
+    (lambda: synthetic.double_spiral(noise=float("inf")), "noise: expected .* got inf"),
+    (lambda: synthetic.two_gaussians(n=1), "two_gaussians': n: expected"),
+    (lambda: synthetic.two_gaussians(dim=0), r"dim: expected an int in \[1, inf\), got 0"),
+    (lambda: uci.adult_a4a_approx(subset_seed=-2), r"adult_a4a_approx': subset_seed: expected an int in \[0, inf\)"),
 ])
 def test_invalid_values(empty_home, call, match):
     with pytest.raises(ConfigError, match=match):

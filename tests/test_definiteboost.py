@@ -208,9 +208,10 @@ def test_bad_initial_kernel(G0, match):
         definiteboost(G0, C)
 
 
-@pytest.mark.parametrize("kw,match", [({"projection": "newton"}, "solver.projection"),
-                                      ({"order": "random"}, "solver.order"),
-                                      ({"tol": 0.0}, "solver.tol"), ({"max_steps": 0}, "solver.max_steps")])
+@pytest.mark.parametrize("kw,match", [({"projection": "newton"}, "'definiteboost': projection: expected one of"),
+                                      ({"order": "random"}, "'definiteboost': order: expected one of"),
+                                      ({"tol": 0.0}, "'definiteboost': tol: expected a float"),
+                                      ({"max_steps": 0}, "'definiteboost': max_steps: expected an int")])
 def test_bad_settings(kw, match):
     C = Constraints.from_lists([0], [1], ["dist_le"], [0.5])
     with pytest.raises(ConfigError, match=match):

@@ -86,7 +86,7 @@ def test_the_estimator_is_the_command_lines_solver(tmp_path):
 
 def test_settings_are_validated_as_a_configs_are_and_nonconvergence_warns():
     X, y = load_iris(return_X_y=True)
-    with pytest.raises(ValueError, match=r"BurgKernel: solver.max_sweeps: expected int, got 'many'"):
+    with pytest.raises(ValueError, match=r"BurgKernel: solver.max_sweeps: expected an int"):
         BurgKernel(max_sweeps="many").fit(X, y)
     with pytest.raises(ValueError, match="unknown kernel 'rbff'. Did you mean 'rbf'"):
         BurgKernel(kernel="rbff").fit(X, y)

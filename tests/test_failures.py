@@ -83,9 +83,9 @@ def bad_cases(tmp_path):
     return {
         "unknown component": (lambda: cfg(solver={"name": "burgg"}), "unknown solver 'burgg'. Did you mean 'burg'?"),
         "unknown key": (lambda: cfg(solver={"name": "burg", "tolerance": 1}), "unknown key 'tolerance'"),
-        "wrong type": (lambda: cfg(solver={"name": "burg", "max_sweeps": "lots"}), "expected int"),
+        "wrong type": (lambda: cfg(solver={"name": "burg", "max_sweeps": "lots"}), "expected an int"),
         "negative count": (lambda: cfg(constraints={"name": "idealized_pairs", "count": -5}),
-                           "constraints.count must be >= 1, got -5"),
+                           "constraints.count: expected an int in [1, inf), got -5."),
         "missing data file": (lambda: cfg(dataset={"name": "files", "features": str(tmp_path / "typo.npy")}),
                               "typo.npy"),
         "index out of range": (lambda: cfg(dataset=files(tmp_path, X_OK),
@@ -102,7 +102,7 @@ def bad_cases(tmp_path):
                                        kernel={"name": "precomputed"}), "eigenvalue is -1"),
         "empty constraints": (lambda: cfg(dataset=files(tmp_path, X_OK), constraints=csv_constraints(tmp_path, [])),
                               "constraint set is empty"),
-        "max_sweeps 0": (lambda: with_args("--set", "solver.max_sweeps=0"), "solver.max_sweeps must be >= 1, got 0"),
+        "max_sweeps 0": (lambda: with_args("--set", "solver.max_sweeps=0"), "solver.max_sweeps: expected an int in [1, inf), got 0."),
         "set not yaml": (lambda: with_args("--set", "solver.tol=[1,"), "--set 'solver.tol=[1,': not valid YAML"),
         "set without =": (lambda: with_args("--set", "solver.tol"), "expected KEY=VALUE"),
         "seed too big": (lambda: with_args("--seed", str(2**64)), "'seed' must be an integer from 0 to 2**63 - 1"),
@@ -141,8 +141,10 @@ def test_bad_input_is_one_paragraph_and_claims_nothing(tmp_path, inproc, case):
 
 
 @pytest.mark.parametrize("args,message", [
-    (["--force", "--set", "solver.max_sweeps=0"], "was written by a different config"),
-    (["--force", "--set", "constraints.count=-5"], "was written by a different config"),
+    (["--force", "--set", "solver.max_sweeps=5"], "was written by a different config"),
+    (["--force", "--set", "solver.max_sweeps=0"], "solver.max_sweeps: expected an int in [1, inf), got 0."),
+    (["--force", "--set", "constraints.count=7"], "was written by a different config"),
+    (["--force", "--set", "constraints.count=-5"], "constraints.count: expected an int in [1, inf), got -5."),
     (["--force", "--jobs", "0"], "--jobs must be >= 1"),
 ])
 def test_bad_rerun_leaves_finished_results_untouched(tmp_path, inproc, finished, args, message):
@@ -157,8 +159,8 @@ def test_bad_rerun_leaves_finished_results_untouched(tmp_path, inproc, finished,
 
 def test_failed_run_does_not_lock_the_folder(tmp_path, inproc):
     out = tmp_path / "out"
-    # fails when the solver starts (its settings are checked there): the claim is released
-    code, _, stderr = inproc("run", write_config(tmp_path / "a.yaml"), "--out", out, "--set", "solver.max_sweeps=0")
+    # fails when the solver starts (two settings that exclude each other, checked there): the claim is released
+    code, _, stderr = inproc("run", write_config(tmp_path / "a.yaml"), "--out", out, "--set", "solver.slack_if_infeasible=2")
     assert code == 2 and not out.exists()
     # a stale experiment.yaml of another config, with no finished cell, is not a conflict
     out.mkdir()

@@ -90,9 +90,9 @@ def test_scaling_and_errors():
     G0 = laplacian_pinv(ds, neighbors=5, sigma_neighbors=5, scale_features="standard", normalize=False)
     np.testing.assert_allclose(G0 @ G0.T, np.linalg.pinv(dense_laplacian(Xs, 5, 5), rcond=1e-10, hermitian=True),
                                rtol=1e-7, atol=1e-9)
-    with pytest.raises(ConfigError, match=r"kernel.neighbors = 40 must be between 1 and n - 1 = 39"):
+    with pytest.raises(ConfigError, match=r"neighbors = 40 must be between 1 and n - 1 = 39"):
         laplacian_pinv(ds, neighbors=40)
-    with pytest.raises(ConfigError, match="kernel.scale_features must be one of none, minmax, standard"):
+    with pytest.raises(ConfigError, match="scale_features: expected one of 'none', 'minmax', 'standard', got 'zscore'"):
         laplacian_pinv(ds, scale_features="zscore")
     with pytest.raises(ConfigError, match="needs feature vectors"):
         laplacian_pinv(Dataset("k", K=np.eye(4), y=np.zeros(4, int)))

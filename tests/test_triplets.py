@@ -277,7 +277,7 @@ def test_neighbor_triplets_errors():
         neighbor_triplets(ds, None, rng=_rng(0), fraction=0.0)
     with pytest.raises(ConfigError, match="in_class"):
         neighbor_triplets(ds, None, rng=_rng(0), in_class=0)
-    with pytest.raises(ConfigError, match="scale_features must be one of"):
+    with pytest.raises(ConfigError, match="scale_features: expected one of"):
         neighbor_triplets(ds, None, rng=_rng(0), scale_features="zscore")
     with pytest.raises(DataError, match="class labels"):
         neighbor_triplets(Dataset("u", X=ds.X), None, rng=_rng(0))

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from typing import Literal
+
 import numpy as np
 
 from ..errors import ConfigError, DataError
+from ..params import Fraction, NonNegativeInt
 from ..registry import constraints
 from ..types import KIND_CODE, Constraints
 
@@ -24,8 +27,9 @@ def _class_name(ds, c) -> str:
 
 
 @constraints.register("labeled_subset")
-def labeled_subset(ds, G_ref, *, rng, fraction: float = 0.0, count: int = 0, form: str = "ideal",
-                   epsilon: float = 0.25, every_class: bool = False) -> Constraints:
+def labeled_subset(ds, G_ref, *, rng, fraction: Fraction = 0.0, count: NonNegativeInt = 0,
+                   form: Literal["ideal", "distances"] = "ideal", epsilon: Fraction = 0.25,
+                   every_class: bool = False) -> Constraints:
     """Zhang et al. (2012): a random labeled subset and the ideal kernel K*_l on it.
 
     Exactly one of ``fraction`` (0 < fraction < 1; round(fraction n) points) or ``count``
@@ -45,12 +49,20 @@ def labeled_subset(ds, G_ref, *, rng, fraction: float = 0.0, count: int = 0, for
     Bregman solvers (the ``burg`` baseline on the same labels): every pair i < j, same class
     d(i, j) <= (1 - epsilon) b, different classes d(i, j) >= (1 + epsilon) b, b the squared
     distance under the reference kernel (as ``idealized_pairs``).
+
+    Parameters
+    ----------
+    fraction : float
+        The labeled fraction, 0 < fraction < 1; 0 (default) when ``count`` is given.
+    count : int
+        The number of labeled points, 1 <= count < n; 0 (default) when ``fraction`` is given.
+    form : {"ideal", "distances"}
+        Equalities on the kernel entries, or distance bounds pushed by ``epsilon``.
+    epsilon : float
+        The push of ``form: distances``, 0 <= epsilon < 1.
+    every_class : bool
+        One labeled point of each class first.
     """
-    if form not in ("ideal", "distances"):
-        raise ConfigError(f"constraint generator 'labeled_subset': constraints.form must be 'ideal' or "
-                          f"'distances', got '{form}'.")
-    if not 0 <= epsilon < 1:
-        raise ConfigError(f"constraints.epsilon must be in [0, 1), got {epsilon}.")
     if ds.y is None:
         raise DataError(f"constraint generator 'labeled_subset' needs class labels, but dataset '{ds.name}' "
                         "has none.")
@@ -63,16 +75,13 @@ def labeled_subset(ds, G_ref, *, rng, fraction: float = 0.0, count: int = 0, for
         raise ConfigError(f"constraint generator 'labeled_subset': set exactly one of constraints.fraction "
                           f"(0 < fraction < 1) or constraints.count (1 <= count < {n}); both are 0.")
     if fraction:
-        if not 0 < fraction < 1:
-            raise ConfigError(f"constraint generator 'labeled_subset': constraints.fraction must satisfy "
-                              f"0 < fraction < 1, got {fraction}.")
         m = int(round(fraction * n))
         if not 1 <= m < n:
             raise ConfigError(f"constraint generator 'labeled_subset': constraints.fraction = {fraction} gives "
                               f"{m} labeled points of {n}; valid sizes are 1 .. {n - 1}. Change fraction or "
                               "use constraints.count.")
     else:
-        if not 1 <= count < n:
+        if count >= n:
             raise ConfigError(f"constraint generator 'labeled_subset': constraints.count must satisfy "
                               f"1 <= count < {n} (the number of points of dataset '{ds.name}'), got {count}.")
         m = int(count)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import ConfigError, DataError
+from ..params import NonNegativeInt, Positive
 from ..registry import constraints
 from ..types import KIND_CODE, Constraints
 
@@ -32,7 +33,7 @@ def _distinct_pairs(y: np.ndarray, count: int, same: bool, rng: np.random.Genera
 
 
 @constraints.register("must_cannot")
-def must_cannot(ds, G_ref, *, rng, fraction: float = 0.6, count: int = 0) -> Constraints:
+def must_cannot(ds, G_ref, *, rng, fraction: Positive = 0.6, count: NonNegativeInt = 0) -> Constraints:
     """Hu & Kwok (2013) / Hoi et al. (2007): round(fraction n) must-link pairs from the same class,
     as many cannot-link pairs from different classes, and the n pairs (i, i).
 
@@ -41,12 +42,16 @@ def must_cannot(ds, G_ref, *, rng, fraction: float = 0.6, count: int = 0) -> Con
 
     Returned as equalities on the kernel entries, the targets T of eq. (2): K_ij = 1 (must-link
     and (i, i)), K_ij = 0 (cannot-link), kind ``sim_eq``; each unordered pair once.
+
+    Parameters
+    ----------
+    fraction : float
+        Must-link pairs per point (> 0).
+    count : int
+        Must-link plus cannot-link pairs (>= 0); 0 (default) takes them from ``fraction``.
     """
     if ds.y is None:
         raise DataError(f"constraint generator 'must_cannot' needs class labels, but dataset '{ds.name}' has none.")
-    if not fraction > 0 or count < 0:
-        raise ConfigError(f"constraints.fraction must be > 0 and constraints.count >= 0; got fraction = {fraction}, "
-                          f"count = {count}.")
     y = np.unique(ds.y, return_inverse=True)[1]
     if y.max() == 0:
         raise DataError(f"constraint generator 'must_cannot': dataset '{ds.name}' has a single class, so there "

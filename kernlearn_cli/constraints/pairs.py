@@ -7,6 +7,7 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import ConfigError, DataError
+from ..params import Fraction, PositiveInt
 from ..registry import constraints
 from ..types import KIND_CODE, PAIR_KINDS, Constraints
 
@@ -73,8 +74,6 @@ def _squared_distances(G: np.ndarray, i: np.ndarray, j: np.ndarray) -> np.ndarra
 def _labelled_pairs(ds, G_ref, rng, count: int, epsilon: float, name: str) -> Constraints:
     if ds.y is None:
         raise DataError(f"constraint generator '{name}' needs class labels, but dataset '{ds.name}' has none.")
-    if count < 1:
-        raise ConfigError(f"constraints.count must be >= 1, got {count}.")
     # coincident points (distance 0 under the reference, e.g. iris rows 101 and 142) give a bound of 0:
     # met by every kernel that keeps them coincident, refused by the slack solvers; draw others instead
     i, j = sample_pairs(ds.n, count, rng, keep=lambda i, j: _squared_distances(G_ref, i, j) > 0)
@@ -86,7 +85,7 @@ def _labelled_pairs(ds, G_ref, rng, count: int, epsilon: float, name: str) -> Co
 
 
 @constraints.register("random_pairs")
-def random_pairs(ds, G_ref, *, rng, count: int = 100) -> Constraints:
+def random_pairs(ds, G_ref, *, rng, count: PositiveInt = 100) -> Constraints:
     """Random labelled pairs, Kulis et al. Sec. 6 (GyrB): same class d(i,j) <= b, else d(i,j) >= b.
 
     b is the squared feature-space distance under the reference kernel.  Pairs
@@ -103,20 +102,30 @@ def random_pairs(ds, G_ref, *, rng, count: int = 100) -> Constraints:
         constraints: {name: random_pairs, count: 200, reference: {name: rbf}}
 
     or ``idealized_pairs``, whose bounds are pushed by ``epsilon`` from any reference.
+
+    Parameters
+    ----------
+    count : int
+        Number of pairs (>= 1).
     """
     return _labelled_pairs(ds, G_ref, rng, count, 0.0, "random_pairs")
 
 
 @constraints.register("idealized_pairs")
-def idealized_pairs(ds, G_ref, *, rng, count: int = 100, epsilon: float = 0.25) -> Constraints:
+def idealized_pairs(ds, G_ref, *, rng, count: PositiveInt = 100, epsilon: Fraction = 0.25) -> Constraints:
     """Random labelled pairs pushed toward an ideal kernel (Kulis et al. Sec. 6, Digits).
 
     Same class d(i,j) <= (1 - epsilon) b, different class d(i,j) >= (1 + epsilon) b,
     b the reference squared distance; pairs of coincident points are not drawn (as in
     :func:`random_pairs`).
+
+    Parameters
+    ----------
+    count : int
+        Number of pairs (>= 1).
+    epsilon : float
+        The push, 0 <= epsilon < 1 (0 gives the bounds of ``random_pairs``).
     """
-    if not 0 <= epsilon < 1:
-        raise ConfigError(f"constraints.epsilon must be in [0, 1), got {epsilon}.")
     return _labelled_pairs(ds, G_ref, rng, count, epsilon, "idealized_pairs")
 
 

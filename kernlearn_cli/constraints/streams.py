@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import ConfigError, DataError
+from ..errors import DataError
+from ..params import PositiveInt
 from ..registry import constraints
 from ..types import KIND_CODE, Constraints
 
@@ -29,7 +30,7 @@ def random_ordered_pairs(n: int, count: int, rng: np.random.Generator) -> tuple[
 
 
 @constraints.register("distance_stream")
-def distance_stream(ds, G_ref, *, rng, count: int = 1000) -> Constraints:
+def distance_stream(ds, G_ref, *, rng, count: PositiveInt = 1000) -> Constraints:
     r"""Random entries of a target kernel as quantitative distance examples (Tsuda et al. 2005, Sec. 5).
 
     Example t is a pair (a_t, b_t), a_t != b_t, drawn uniformly and independently (with
@@ -49,9 +50,6 @@ def distance_stream(ds, G_ref, *, rng, count: int = 1000) -> Constraints:
     count : int
         Number of examples T (>= 1).
     """
-    if isinstance(count, bool) or not isinstance(count, (int, np.integer)) or count < 1:
-        raise ConfigError(f"constraints.count must be an integer >= 1 (the number of examples in the stream), "
-                          f"got {count!r}.")
     n = int(G_ref.shape[0])
     if n < 2:
         raise DataError(f"constraint generator 'distance_stream' needs at least 2 points, but dataset "

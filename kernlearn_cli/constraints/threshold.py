@@ -27,6 +27,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import ConfigError, DataError
+from ..params import Positive
 from ..registry import constraints
 from ..types import KIND_CODE, Constraints
 
@@ -43,7 +44,7 @@ def half_squared_distances(G: np.ndarray, block: int = 2048):
 
 
 @constraints.register("threshold_pairs")
-def threshold_pairs(ds, G_ref, *, rng, gamma: float | None = None, gamma_scale: float = 0.2) -> Constraints:
+def threshold_pairs(ds, G_ref, *, rng, gamma: Positive | None = None, gamma_scale: Positive = 0.2) -> Constraints:
     """All close pairs of the reference kernel as distance bounds (Tsuda et al. 2005, Sec. 5).
 
     Every pair i < j with ½ d_T(i, j) < γ under the trace-one reference T = K_ref / tr K_ref gives
@@ -53,10 +54,10 @@ def threshold_pairs(ds, G_ref, *, rng, gamma: float | None = None, gamma_scale: 
     Parameters
     ----------
     gamma : float, optional
-        The threshold γ on half squared distances of trace-one kernels. When given it overrides
-        ``gamma_scale``.
+        The threshold γ (> 0) on half squared distances of trace-one kernels. When given it
+        overrides ``gamma_scale``.
     gamma_scale : float
-        γ = gamma_scale / d, d = the number of objects (Tsuda et al.: 0.2 / d).
+        γ = gamma_scale / d (> 0), d = the number of objects (Tsuda et al.: 0.2 / d).
     """
     n = ds.n
     G = np.asarray(G_ref, dtype=np.float64)
@@ -64,11 +65,7 @@ def threshold_pairs(ds, G_ref, *, rng, gamma: float | None = None, gamma_scale: 
         raise DataError(f"constraint generator 'threshold_pairs': the reference kernel has {G.shape[0]} rows, "
                         f"but dataset '{ds.name}' has {n} points.")
     if gamma is None:
-        if not (np.isfinite(gamma_scale) and gamma_scale > 0):
-            raise ConfigError(f"constraints.gamma_scale must be a finite number > 0, got {gamma_scale}.")
         gamma = gamma_scale / n
-    elif not (np.isfinite(gamma) and gamma > 0):
-        raise ConfigError(f"constraints.gamma must be a finite number > 0, got {gamma}.")
     trace = float(np.einsum("ij,ij->", G, G))
     if not (np.isfinite(trace) and trace > 0):
         raise DataError(f"constraint generator 'threshold_pairs': the reference kernel has trace {trace}; "

@@ -13,11 +13,14 @@ out-of-class labeled neighbours: 100 triplets per labeled item, 50 n in all.
 
 from __future__ import annotations
 
+from typing import Annotated
+
 import numpy as np
 from scipy.spatial.distance import cdist
 
 from ..errors import ConfigError, DataError
-from ..graph import SCALINGS, scale_features as _scale
+from ..graph import Scaling, scale_features as _scale
+from ..params import Interval, PositiveInt
 from ..registry import constraints
 from ..types import Constraints
 from .labeled import _class_name
@@ -56,8 +59,9 @@ def nearest(anchors: np.ndarray, candidates: np.ndarray, Z: np.ndarray, count: i
 
 
 @constraints.register("neighbor_triplets")
-def neighbor_triplets(ds, G_ref, *, rng, fraction: float = 0.5, in_class: int = 10, out_class: int = 10,
-                      scale_features: str = "none") -> Constraints:
+def neighbor_triplets(ds, G_ref, *, rng, fraction: Annotated[float, Interval(0, 1, closed="right")] = 0.5,
+                      in_class: PositiveInt = 10, out_class: PositiveInt = 10,
+                      scale_features: Scaling = "none") -> Constraints:
     """Triplets (i, j, k) over a random labeled subset: j an out-of-class, k an in-class neighbour of i
     (Li et al. 2009, Sec. 6.2), asking d(i, j) - d(i, k) >= 0.
 
@@ -87,16 +91,6 @@ def neighbor_triplets(ds, G_ref, *, rng, fraction: float = 0.5, in_class: int = 
         :func:`kernlearn_cli.graph.scale_features`); only for datasets with features.
     """
     name = "neighbor_triplets"
-    if not 0 < fraction <= 1:
-        raise ConfigError(f"constraint generator '{name}': constraints.fraction must satisfy 0 < fraction <= 1 "
-                          f"(the labeled fraction of the points), got {fraction}.")
-    for key, value in (("in_class", in_class), ("out_class", out_class)):
-        if value < 1:
-            raise ConfigError(f"constraint generator '{name}': constraints.{key} must be an integer >= 1 (neighbours "
-                              f"per labeled point), got {value}.")
-    if scale_features not in SCALINGS:
-        raise ConfigError(f"constraint generator '{name}': constraints.scale_features must be one of "
-                          f"{', '.join(SCALINGS)}; got '{scale_features}'.")
     if ds.y is None:
         raise DataError(f"constraint generator '{name}' needs class labels, but dataset '{ds.name}' has none.")
     if ds.X is not None:

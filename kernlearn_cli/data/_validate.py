@@ -7,22 +7,14 @@ input to fix.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 
 import numpy as np
 
-from ..errors import ConfigError, DataError
+from ..errors import DataError
 
 #: Relative tolerance of the kernel symmetry and PSD checks.
 KERNEL_TOL = 1e-8
-
-
-def check_choice(dataset: str, key: str, value, valid: Iterable) -> None:
-    """Raise :class:`ConfigError` unless ``value`` is one of ``valid``."""
-    valid = list(valid)
-    if value not in valid:
-        raise ConfigError(f"dataset '{dataset}': invalid {key} {value!r}; "
-                          f"valid values: {', '.join(map(str, valid))}.")
 
 
 def to_float(cells: np.ndarray, where: str) -> np.ndarray:

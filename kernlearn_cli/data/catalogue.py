@@ -21,7 +21,8 @@ from typing import NamedTuple
 
 from ..errors import ConfigError, DataError
 from ..io import temp_beside
-from ..registry import BUILTINS, did_you_mean
+from ..params import did_you_mean
+from ..registry import BUILTINS
 
 #: Seconds to wait for a download source to answer.
 TIMEOUT = 60

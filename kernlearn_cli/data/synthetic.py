@@ -12,26 +12,19 @@ the rows are shuffled with the same generator.
 
 from __future__ import annotations
 
-import math
+from typing import Annotated
 
 import numpy as np
 
 from ..errors import ConfigError
+from ..params import Interval, NonNegativeInt, Positive, PositiveInt
 from ..registry import datasets
 from ..types import Dataset
 from ._validate import check_finite
 
 
-def _check_int(dataset: str, key: str, value: int, low: int) -> None:
-    """Raise :class:`ConfigError` unless ``value`` is an integer >= ``low``."""
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < low:
-        raise ConfigError(f"dataset '{dataset}': invalid {key} {value!r}; valid values: an integer >= {low}.")
-
-
-def _check_noise(dataset: str, noise: float) -> None:
-    """Raise :class:`ConfigError` unless ``noise`` is a finite number >= 0."""
-    if isinstance(noise, bool) or not isinstance(noise, (int, float)) or not (math.isfinite(noise) and noise >= 0):
-        raise ConfigError(f"dataset '{dataset}': invalid noise {noise!r}; valid values: a finite number >= 0.")
+AtLeastTwo = Annotated[int, Interval(2, None)]
+Noise = Annotated[float, Interval(0, None, closed="left")]
 
 
 def _sizes(n: int) -> np.ndarray:
@@ -47,7 +40,7 @@ def _finish(name: str, X: np.ndarray, y: np.ndarray, rng: np.random.Generator, *
 
 
 @datasets.register("chessboard")
-def chessboard(*, n: int = 100, seed: int = 0, board: int = 2) -> Dataset:
+def chessboard(*, n: AtLeastTwo = 100, seed: NonNegativeInt = 0, board: AtLeastTwo = 2) -> Dataset:
     """board x board chessboard: n points in [0, board)^2, 2 classes by cell colour (Hu & Kwok 2013, 100 x 2).
 
     Generator: the label of a point (x, y) is ``(floor(x) + floor(y)) % 2``. Class c
@@ -68,9 +61,6 @@ def chessboard(*, n: int = 100, seed: int = 0, board: int = 2) -> Dataset:
         not publish their 100-point set; with it KL_ADMM's pairwise accuracy matches
         their Table 2 (a 3 x 3 or 4 x 4 board scores far lower; see the README).
     """
-    _check_int("chessboard", "n", n, 2)
-    _check_int("chessboard", "seed", seed, 0)
-    _check_int("chessboard", "board", board, 2)
     rng = np.random.default_rng(seed)
     y = _sizes(n)
     cells = np.array([(i, j) for i in range(board) for j in range(board)])
@@ -85,7 +75,7 @@ def chessboard(*, n: int = 100, seed: int = 0, board: int = 2) -> Dataset:
 
 
 @datasets.register("double_spiral")
-def double_spiral(*, n: int = 100, seed: int = 0, noise: float = 0.02) -> Dataset:
+def double_spiral(*, n: AtLeastTwo = 100, seed: NonNegativeInt = 0, noise: Noise = 0.02) -> Dataset:
     """Two interleaved 3-D spirals: n points, 2 classes (Hu & Kwok 2013 "dbl-spiral", 100 x 3).
 
     Generator: class c gets ``n // 2`` (c = 0) or ``n - n // 2`` (c = 1) points; for
@@ -109,9 +99,6 @@ def double_spiral(*, n: int = 100, seed: int = 0, noise: float = 0.02) -> Datase
     noise : float
         Standard deviation of the isotropic Gaussian noise added to each point (>= 0).
     """
-    _check_int("double_spiral", "n", n, 2)
-    _check_int("double_spiral", "seed", seed, 0)
-    _check_noise("double_spiral", noise)
     rng = np.random.default_rng(seed)
     y = _sizes(n)
     t = rng.uniform(0.2, 1.0, size=n)
@@ -123,7 +110,7 @@ def double_spiral(*, n: int = 100, seed: int = 0, noise: float = 0.02) -> Datase
 
 
 @datasets.register("two_gaussians")
-def two_gaussians(*, n: int = 1000, dim: int = 10, seed: int = 0) -> Dataset:
+def two_gaussians(*, n: AtLeastTwo = 1000, dim: PositiveInt = 10, seed: NonNegativeInt = 0) -> Dataset:
     """Two Gaussians N(+1, I) and N(-1, I) in ``dim`` dimensions (Hu & Kwok 2013, Sec. 4.2).
 
     Generator: class 0 gets ``n // 2`` points ``+1 + rng.standard_normal(dim)``,
@@ -140,9 +127,6 @@ def two_gaussians(*, n: int = 1000, dim: int = 10, seed: int = 0) -> Dataset:
     seed : int
         Seed of the generator (>= 0; independent of the experiment seed).
     """
-    _check_int("two_gaussians", "n", n, 2)
-    _check_int("two_gaussians", "dim", dim, 1)
-    _check_int("two_gaussians", "seed", seed, 0)
     rng = np.random.default_rng(seed)
     y = _sizes(n)
     X = np.where(y[:, None] == 0, 1.0, -1.0) + rng.standard_normal((n, dim))
@@ -151,8 +135,8 @@ def two_gaussians(*, n: int = 1000, dim: int = 10, seed: int = 0) -> Dataset:
 
 
 @datasets.register("gyrb_like")
-def gyrb_like(*, n: int = 52, classes: int = 3, dim: int = 10, near_duplicates: int = 12, offset: float = 1e-3,
-              seed: int = 0) -> Dataset:
+def gyrb_like(*, n: AtLeastTwo = 52, classes: AtLeastTwo = 3, dim: PositiveInt = 10,
+              near_duplicates: NonNegativeInt = 12, offset: Positive = 1e-3, seed: NonNegativeInt = 0) -> Dataset:
     """A synthetic stand-in with GyrB's shape: 52 points of 3 species, some of them near-identical.
 
     GyrB (52 bacterial gyrB proteins of 3 species; Tsuda et al. 2005, Kulis et al. 2006) cannot
@@ -179,13 +163,8 @@ def gyrb_like(*, n: int = 52, classes: int = 3, dim: int = 10, near_duplicates: 
     seed : int
         Seed of the generator (>= 0).
     """
-    for key, value, low in (("n", n, 2), ("classes", classes, 2), ("dim", dim, 1), ("near_duplicates", near_duplicates, 0),
-                            ("seed", seed, 0)):
-        _check_int("gyrb_like", key, value, low)
     if n < 2 * classes:
         raise ConfigError(f"dataset 'gyrb_like': n = {n} is too small for {classes} classes; valid values: n >= 2 classes.")
-    if isinstance(offset, bool) or not isinstance(offset, (int, float)) or not (math.isfinite(offset) and offset > 0):
-        raise ConfigError(f"dataset 'gyrb_like': invalid offset {offset!r}; valid values: a finite number > 0.")
     sizes = np.full(classes, n // classes) + (np.arange(classes) < n % classes)
     if near_duplicates > int((sizes // 2).sum()):
         raise ConfigError(f"dataset 'gyrb_like': near_duplicates = {near_duplicates} is more than the "

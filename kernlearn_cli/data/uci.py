@@ -8,13 +8,15 @@ from __future__ import annotations
 
 import gzip
 from pathlib import Path
+from typing import Annotated, Literal
 
 import numpy as np
 
-from ..errors import ConfigError, DataError
+from ..errors import DataError
+from ..params import Interval, Length, NonNegativeInt
 from ..registry import datasets
 from ..types import Dataset
-from ._validate import check_choice, check_finite, encode_labels, rectangular, to_float
+from ._validate import check_finite, encode_labels, rectangular, to_float
 from .catalogue import fetch, provenance
 
 #: Number of features of the LIBSVM adult files (Platt's binarization of UCI Adult).
@@ -112,7 +114,7 @@ def uspst() -> Dataset:
 
 
 @datasets.register("breast_cancer_wisconsin")
-def breast_cancer_wisconsin(*, missing: str = "drop") -> Dataset:
+def breast_cancer_wisconsin(*, missing: Literal["drop", "impute"] = "drop") -> Dataset:
     """UCI Breast Cancer Wisconsin (Original): 699 x 9, 2 classes (2 benign 458, 4 malignant 241).
 
     Wolberg & Mangasarian (1990); not scikit-learn's ``breast_cancer`` (WDBC).
@@ -127,7 +129,6 @@ def breast_cancer_wisconsin(*, missing: str = "drop") -> Dataset:
         median of its column's known values. Li et al. (2009) use all 699 rows
         (``missing: impute`` gives that size; the paper does not say how it filled the gaps).
     """
-    check_choice("breast_cancer_wisconsin", "missing", missing, ["drop", "impute"])
     path = fetch("breast_cancer_wisconsin")["breast-cancer-wisconsin.data"]
     where = f"dataset 'breast_cancer_wisconsin' ({path})"
     cells = rectangular(_read_rows(path, ","), where)[:, 1:]
@@ -144,7 +145,8 @@ def breast_cancer_wisconsin(*, missing: str = "drop") -> Dataset:
 
 
 @datasets.register("pendigits")
-def pendigits(*, digits: list[int] = [3, 8, 9], n: int = 317, subset_seed: int = 0) -> Dataset:  # noqa: B006
+def pendigits(*, digits: Annotated[list[Annotated[int, Interval(0, 9)]], Length(1)] = [3, 8, 9],  # noqa: B006
+              n: NonNegativeInt = 317, subset_seed: NonNegativeInt = 0) -> Dataset:
     """UCI Pen-based handwritten digits, by default the 317-point subset of digits 3, 8, 9.
 
     Alimoglu & Alpaydin (1996); the subset is the one Kulis et al. (2006) use.
@@ -160,17 +162,12 @@ def pendigits(*, digits: list[int] = [3, 8, 9], n: int = 317, subset_seed: int =
     Parameters
     ----------
     digits : list of int
-        Digits (0-9) to keep.
+        Digits (0-9) to keep, at least one.
     n : int
         Number of points; 0, or at least the pool size, keeps the whole pool.
     subset_seed : int
-        Seed of the draw (independent of the experiment seed).
+        Seed of the draw (>= 0; independent of the experiment seed).
     """
-    if not digits or any(d not in range(10) for d in digits):
-        raise ConfigError(f"dataset 'pendigits': invalid digits {digits!r}; "
-                          f"valid values: a non-empty list of digits 0-9.")
-    if n < 0:
-        raise ConfigError(f"dataset 'pendigits': invalid n {n}; valid values: 0 (all) or a positive count.")
     files = fetch("pendigits")
     parts = []
     for fname in ("pendigits.tra", "pendigits.tes"):
@@ -216,9 +213,11 @@ def read_libsvm(path: Path, n_features: int) -> tuple[np.ndarray, np.ndarray]:
     return X, np.asarray(labels)
 
 
-def _adult(k: int, split: str) -> Dataset:
+Split = Literal["train", "test", "all"]
+
+
+def _adult(k: int, split: Split) -> Dataset:
     name, base = f"adult_a{k}a", f"a{k}a"
-    check_choice(name, "split", split, ["train", "test", "all"])
     files = fetch(name)
     used = {"train": [base], "test": [base + ".t"], "all": [base, base + ".t"]}[split]
     parts = [read_libsvm(files[f], ADULT_FEATURES) for f in used]
@@ -228,7 +227,7 @@ def _adult(k: int, split: str) -> Dataset:
 
 
 @datasets.register("adult_a1a")
-def adult_a1a(*, split: str = "train") -> Dataset:
+def adult_a1a(*, split: Split = "train") -> Dataset:
     """LIBSVM adult a1a: UCI Adult, 123 binary features, 2 classes; 1605 train / 30956 test rows.
 
     Platt's (1998) binarization of UCI Adult (Kohavi 1996), from the LIBSVM site.
@@ -244,7 +243,7 @@ def adult_a1a(*, split: str = "train") -> Dataset:
 
 
 @datasets.register("adult_a2a")
-def adult_a2a(*, split: str = "train") -> Dataset:
+def adult_a2a(*, split: Split = "train") -> Dataset:
     """LIBSVM adult a2a: UCI Adult, 123 binary features, 2 classes; 2265 train / 30296 test rows.
 
     As ``adult_a1a``, from ``adult_libsvm/a2a`` and ``a2a.t``.
@@ -258,7 +257,7 @@ def adult_a2a(*, split: str = "train") -> Dataset:
 
 
 @datasets.register("adult_a3a")
-def adult_a3a(*, split: str = "train") -> Dataset:
+def adult_a3a(*, split: Split = "train") -> Dataset:
     """LIBSVM adult a3a: UCI Adult, 123 binary features, 2 classes; 3185 train / 29376 test rows.
 
     As ``adult_a1a``, from ``adult_libsvm/a3a`` and ``a3a.t``.
@@ -277,9 +276,6 @@ ADULT_APPROX_SIZES = {4: 4781, 5: 6414, 6: 11220}
 
 def _adult_approx(k: int, subset_seed: int) -> Dataset:
     name, n = f"adult_a{k}a_approx", ADULT_APPROX_SIZES[k]
-    if isinstance(subset_seed, bool) or not isinstance(subset_seed, (int, np.integer)) or subset_seed < 0:
-        raise ConfigError(f"dataset '{name}': invalid subset_seed {subset_seed!r}; "
-                          f"valid values: an integer >= 0.")
     pool = _adult(1, "all")
     rows = np.sort(np.random.default_rng(subset_seed).choice(pool.n, n, replace=False))
     rule = ("pool = adult_a1a split 'all' (a1a then a1a.t); keep "
@@ -290,7 +286,7 @@ def _adult_approx(k: int, subset_seed: int) -> Dataset:
 
 
 @datasets.register("adult_a4a_approx")
-def adult_a4a_approx(*, subset_seed: int = 0) -> Dataset:
+def adult_a4a_approx(*, subset_seed: NonNegativeInt = 0) -> Dataset:
     """An APPROXIMATION of LIBSVM adult a4a: 4781 random UCI Adult rows, 123 binary features, 2 classes.
 
     Not the LIBSVM ``a4a`` file, which is not available here: only its size (4781
@@ -312,7 +308,7 @@ def adult_a4a_approx(*, subset_seed: int = 0) -> Dataset:
 
 
 @datasets.register("adult_a5a_approx")
-def adult_a5a_approx(*, subset_seed: int = 0) -> Dataset:
+def adult_a5a_approx(*, subset_seed: NonNegativeInt = 0) -> Dataset:
     """An APPROXIMATION of LIBSVM adult a5a: 6414 random UCI Adult rows, 123 binary features, 2 classes.
 
     Not the LIBSVM ``a5a`` file: as ``adult_a4a_approx``, with 6414 rows (a5a's
@@ -328,7 +324,7 @@ def adult_a5a_approx(*, subset_seed: int = 0) -> Dataset:
 
 
 @datasets.register("adult_a6a_approx")
-def adult_a6a_approx(*, subset_seed: int = 0) -> Dataset:
+def adult_a6a_approx(*, subset_seed: NonNegativeInt = 0) -> Dataset:
     """An APPROXIMATION of LIBSVM adult a6a: 11220 random UCI Adult rows, 123 binary features, 2 classes.
 
     Not the LIBSVM ``a6a`` file: as ``adult_a4a_approx``, with 11220 rows (a6a's

@@ -2,18 +2,30 @@
 
 from __future__ import annotations
 
+from typing import Literal
+
 import numpy as np
+
+from ..params import PositiveInt
 from ..registry import evaluators
 from ._common import require_labels, seed_from
 
 
 @evaluators.register("kernel_kmeans_nmi")
-def kernel_kmeans_nmi(G: np.ndarray, ds, *, rng, n_init: int = 10, average: str = "arithmetic") -> dict:
+def kernel_kmeans_nmi(G: np.ndarray, ds, *, rng, n_init: PositiveInt = 10,
+                      average: Literal["arithmetic", "geometric", "min", "max"] = "arithmetic") -> dict:
     """Kernel k-means on K = G G^T with the true number of classes; NMI against the labels.
 
     With K = G G^T kernel k-means is k-means on the rows of G (Lloyd, k-means++
     starts, best of ``n_init``).  ``average`` is the NMI normalisation of
     scikit-learn (arithmetic, geometric, min, max).
+
+    Parameters
+    ----------
+    n_init : int
+        k-means starts (>= 1).
+    average : {"arithmetic", "geometric", "min", "max"}
+        The NMI normalisation.
     """
     from sklearn.cluster import KMeans
     from sklearn.metrics import normalized_mutual_info_score
@@ -25,10 +37,15 @@ def kernel_kmeans_nmi(G: np.ndarray, ds, *, rng, n_init: int = 10, average: str 
 
 
 @evaluators.register("pairwise_accuracy")
-def pairwise_accuracy(G: np.ndarray, ds, *, rng, n_init: int = 10) -> dict:
+def pairwise_accuracy(G: np.ndarray, ds, *, rng, n_init: PositiveInt = 10) -> dict:
     """Kernel k-means on K = G G^T with the true number of classes, scored as Hu & Kwok (2013, Sec. 4):
     the fraction of the n(n-1)/2 pattern pairs whose same/different-cluster relation matches the
     labels' (the Rand index), computed from the contingency table in O(n + classes x clusters).
+
+    Parameters
+    ----------
+    n_init : int
+        k-means starts (>= 1).
     """
     from sklearn.cluster import KMeans
     from sklearn.metrics import rand_score

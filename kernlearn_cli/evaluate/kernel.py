@@ -4,10 +4,12 @@ and the settings the solver chose on its way to it."""
 from __future__ import annotations
 
 import math
+from typing import Annotated
 
 import numpy as np
 
 from ..errors import ConfigError
+from ..params import Fraction, Length
 from ..registry import evaluators
 
 
@@ -31,10 +33,15 @@ def constraint_violation(G: np.ndarray, ds, *, rng, constraints, result) -> dict
 
 
 @evaluators.register("kernel_condition")
-def kernel_condition(G: np.ndarray, ds, *, rng, rank_tol: float = 1e-10) -> dict:
+def kernel_condition(G: np.ndarray, ds, *, rng, rank_tol: Fraction = 1e-10) -> dict:
     """Condition number of K = G G^T on its range, (s_max / s_min)^2 over the singular values of G
     above ``rank_tol`` times the largest, and that rank. With solver ``initial`` it describes K0:
     the condition of a Laplacian pseudo-inverse decides how hard TRIN's problems are (Li et al. 2009).
+
+    Parameters
+    ----------
+    rank_tol : float
+        The relative threshold of the range, 0 <= rank_tol < 1.
     """
     s = np.linalg.svd(np.asarray(G, dtype=np.float64), compute_uv=False)
     s = s[s > rank_tol * s[0]] if len(s) and s[0] > 0 else s[:0]
@@ -42,9 +49,15 @@ def kernel_condition(G: np.ndarray, ds, *, rng, rank_tol: float = 1e-10) -> dict
 
 
 @evaluators.register("solver_info")
-def solver_info(G: np.ndarray, ds, *, rng, result, keys: list[str]) -> dict:
+def solver_info(G: np.ndarray, ds, *, rng, result, keys: Annotated[list[str], Length(1)]) -> dict:
     """Numbers the solver recorded in its info, as metrics a table can show beside the scores: e.g.
-    ``keys: [gamma]`` for the gamma that ``admm`` chose from a list by held-out pairs."""
+    ``keys: [gamma]`` for the gamma that ``admm`` chose from a list by held-out pairs.
+
+    Parameters
+    ----------
+    keys : list of str
+        At least one key of the solver's info.
+    """
     out = {}
     for key in keys:
         value = result.info.get(key)

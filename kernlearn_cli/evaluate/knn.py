@@ -3,26 +3,32 @@
 from __future__ import annotations
 
 import numpy as np
-from ..errors import ConfigError
+
+from ..params import PositiveInt
 from ..registry import evaluators
 from ._common import require_labels, seed_from
 
 
 @evaluators.register("knn_accuracy")
-def knn_accuracy(G: np.ndarray, ds, *, rng, k: int = 5, repeats: int = 10) -> dict:
+def knn_accuracy(G: np.ndarray, ds, *, rng, k: PositiveInt = 5, repeats: PositiveInt = 10) -> dict:
     """k-NN accuracy (Kulis et al. 2006, Sec. 6): 50/50 split, 2-fold cross-validation, repeated.
 
     Distances are d(i, j) = K_ii + K_jj - 2 K_ij, i.e. Euclidean between rows of G.
     Each repeat splits the points into two stratified halves, trains on one and
     tests on the other, then swaps; the metric is the mean over 2 x ``repeats`` folds
     (``knn_accuracy_std`` their spread).
+
+    Parameters
+    ----------
+    k : int
+        Neighbours (>= 1; fewer when a training half is smaller).
+    repeats : int
+        Random halvings (>= 1).
     """
     from sklearn.model_selection import StratifiedKFold
     from sklearn.neighbors import KNeighborsClassifier
 
     y = require_labels(ds, "knn_accuracy")
-    if k < 1 or repeats < 1:
-        raise ConfigError(f"evaluate knn_accuracy: k and repeats must be >= 1, got k={k}, repeats={repeats}.")
     accs = []
     for _ in range(repeats):
         folds = StratifiedKFold(n_splits=2, shuffle=True, random_state=seed_from(rng))
@@ -33,10 +39,17 @@ def knn_accuracy(G: np.ndarray, ds, *, rng, k: int = 5, repeats: int = 10) -> di
 
 
 @evaluators.register("knn_error")
-def knn_error(G: np.ndarray, ds, *, rng, k: int = 1, repeats: int = 5) -> dict:
+def knn_error(G: np.ndarray, ds, *, rng, k: PositiveInt = 1, repeats: PositiveInt = 5) -> dict:
     """k-NN test error (Tsuda et al. 2005, Sec. 5: 1-NN, 50/50 splits): 1 - :func:`knn_accuracy`.
 
     ``repeats`` random halvings, each used both ways, give 2 x ``repeats`` divisions.
+
+    Parameters
+    ----------
+    k : int
+        Neighbours (>= 1).
+    repeats : int
+        Random halvings (>= 1).
     """
     acc = knn_accuracy(G, ds, rng=rng, k=k, repeats=repeats)
     return {"knn_error": 1.0 - acc["knn_accuracy"], "knn_error_std": acc["knn_accuracy_std"]}

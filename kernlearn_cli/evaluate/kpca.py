@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import ConfigError
+from ..params import PositiveInt
 from ..registry import evaluators
 from ._common import labeled_split, require_labels
 
@@ -25,7 +25,7 @@ def kpca_coordinates(G: np.ndarray, components: int) -> np.ndarray:
 
 
 @evaluators.register("kpca_1nn_error")
-def kpca_1nn_error(G: np.ndarray, ds, *, rng, constraints, result=None, components: int = 10) -> dict:
+def kpca_1nn_error(G: np.ndarray, ds, *, rng, constraints, result=None, components: PositiveInt = 10) -> dict:
     """1-NN error after kernel PCA of K = G G^T to ``components`` dimensions (Li et al. 2009, Sec. 6.3).
 
     The coordinates are those of :func:`kpca_coordinates` (centred K, top singular directions of
@@ -40,13 +40,15 @@ def kpca_1nn_error(G: np.ndarray, ds, *, rng, constraints, result=None, componen
     (lists), ``error_best``/``gamma_best`` (the lowest test error: an oracle), and
     ``error_loo``/``gamma_loo``, the test error at the γ whose leave-one-out 1-NN error on the
     labeled points is lowest (the first such γ) -- a choice that uses no test label.
+
+    Parameters
+    ----------
+    components : int
+        Kernel PCA dimensions (>= 1; fewer when the centred kernel has a lower rank).
     """
     from sklearn.neighbors import KNeighborsClassifier
 
     y = require_labels(ds, "kpca_1nn_error")
-    if isinstance(components, bool) or components < 1:
-        raise ConfigError(f"evaluate kpca_1nn_error: components must be an integer >= 1 (kernel PCA dimensions), "
-                          f"got {components!r}.")
     G = np.asarray(G, dtype=np.float64)
     n = G.shape[0]
     lab, test = labeled_split(constraints, n, ds, "kpca_1nn_error")

@@ -3,9 +3,12 @@
 
 from __future__ import annotations
 
+from typing import Annotated
+
 import numpy as np
 
 from ..errors import ConfigError
+from ..params import Interval, Positive
 from ..registry import evaluators
 from ._common import labeled_split, require_labels, seed_from
 
@@ -79,7 +82,8 @@ def cross_validated_C(X: np.ndarray, y: np.ndarray, grid, folds: int, seed: int)
 
 
 @evaluators.register("svm_accuracy")
-def svm_accuracy(G: np.ndarray, ds, *, rng, constraints, C: float = 1.0, cv: bool = False, cv_folds: int = 5) -> dict:
+def svm_accuracy(G: np.ndarray, ds, *, rng, constraints, C: Positive = 1.0, cv: bool = False,
+                 cv_folds: Annotated[int, Interval(2, None)] = 5) -> dict:
     """Linear SVM on the rows of G (kernel K = G G^T, as Zhang et al. 2012 feed K = A^T A to a linear
     SVM), trained on the labeled points of the cell's constraints and scored on all the others.
 
@@ -89,14 +93,19 @@ def svm_accuracy(G: np.ndarray, ds, *, rng, constraints, C: float = 1.0, cv: boo
     points over :data:`LIBSVM_C_GRID` (:func:`cross_validated_C`): ``svm_accuracy_cv`` is the test
     accuracy at the chosen C and ``svm_cv_C`` that C, beside ``svm_accuracy`` at ``C``. The test
     points are never seen by the choice.
+
+    Parameters
+    ----------
+    C : float
+        The SVM's regularization (> 0).
+    cv : bool
+        Also choose C by cross-validation.
+    cv_folds : int
+        Its folds (>= 2).
     """
     from sklearn.svm import LinearSVC
 
     y = require_labels(ds, "svm_accuracy")
-    if not C > 0:
-        raise ConfigError(f"evaluate svm_accuracy: C must be > 0, got {C}.")
-    if cv_folds < 2:
-        raise ConfigError(f"evaluate svm_accuracy: cv_folds must be >= 2, got {cv_folds}.")
     G = np.asarray(G, dtype=np.float64)
     n = G.shape[0]
     lab, test = labeled_split(constraints, n, ds, "svm_accuracy")

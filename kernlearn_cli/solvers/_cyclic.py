@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import math
 import time
+from typing import Annotated
 
 import numpy as np
 import scipy.linalg as sla
@@ -32,6 +33,7 @@ from numba import njit
 
 from ..errors import ConfigError, InfeasibleError, SolverError
 from ..linalg import eigh
+from ..params import Interval
 from ..types import KIND_CODE, KINDS, Constraints
 from .protocol import Certificate
 
@@ -377,8 +379,6 @@ def hard_else_slack(solve, slack: float, fallback: float | None, name: str):
     if not math.isinf(slack):
         raise ConfigError(f"solver.slack_if_infeasible replaces hard constraints (slack: inf) where they are "
                           f"certified infeasible; it cannot be combined with slack {slack}.")
-    if not (0 < fallback < math.inf):
-        raise ConfigError(f"solver.slack_if_infeasible must be a finite gamma > 0, got {fallback}.")
     t0 = time.perf_counter()
     try:
         result = solve(math.inf)
@@ -396,20 +396,11 @@ def hard_else_slack(solve, slack: float, fallback: float | None, name: str):
     return result
 
 
-def check_settings(name: str, constraints: Constraints, tol: float, slack: float, feas_tol: float,
-                   certify_every: int, max_sweeps: int) -> None:
-    """The checks every cyclic Bregman solver makes before its first sweep."""
+#: ``slack`` of the cyclic Bregman solvers: gamma > 0, or inf for hard constraints.
+Slack = Annotated[float, Interval(0, math.inf, closed="right")]
+
+
+def require_constraints(name: str, constraints: Constraints) -> None:
+    """A cyclic Bregman solver needs at least one constraint to project onto."""
     if len(constraints) == 0:
         raise ConfigError(f"solver '{name}' needs at least one constraint, but the constraint set is empty.")
-    if not tol > 0:
-        raise ConfigError(f"solver.tol must be > 0, got {tol}.")
-    if not feas_tol > 0:
-        raise ConfigError(f"solver.feas_tol must be > 0 (the largest relative violation a converged result may "
-                          f"keep), got {feas_tol}.")
-    if not slack > 0:
-        raise ConfigError(f"solver.slack must be > 0 (or inf for hard constraints), got {slack}.")
-    if certify_every < 1:
-        raise ConfigError(f"solver.certify_every must be >= 1 (sweeps between infeasibility checks), got "
-                          f"{certify_every}.")
-    if max_sweeps < 1:
-        raise ConfigError(f"solver.max_sweeps must be >= 1, got {max_sweeps}.")

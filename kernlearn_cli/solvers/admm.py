@@ -22,14 +22,15 @@ from __future__ import annotations
 
 import math
 import time
-from typing import Callable
+from typing import Annotated, Callable
 
 import numpy as np
 import scipy.sparse as sp
 import scipy.sparse.csgraph  # noqa: F401  (makes sp.csgraph available)
 
 from ..errors import ConfigError
-from ..graph import knn_laplacian, scale_features
+from ..graph import Laplacian, Scaling, knn_laplacian, scale_features
+from ..params import Interval, Length, NonNegativeInt, Positive, PositiveInt
 from ..registry import solvers
 from ..types import KIND_CODE, Constraints, SolverResult
 from . import _admm_kernels as _k
@@ -66,8 +67,6 @@ def pcp_setup(dataset, constraints: Constraints, *, solver: str, neighbors: int,
     """Laplacian, T structure and checks shared by ``admm`` and ``pcp_sdp``."""
     if dataset is None or dataset.X is None:
         raise ConfigError(f"solver '{solver}' builds the data manifold from features, but the dataset has none.")
-    if not gamma > 0:
-        raise ConfigError(f"solver.gamma must be > 0, got {gamma}.")
     n = dataset.n
     X = scale_features(dataset.X, scale)
     L, graph = knn_laplacian(X, neighbors=neighbors, sigma_neighbors=sigma_neighbors, kind=laplacian)
@@ -121,10 +120,6 @@ def select_gamma(fit: Callable, constraints: Constraints, gammas: list[float], f
 
     from .protocol import ConvergenceWarning
 
-    if not gammas or any(not g > 0 for g in gammas):
-        raise ConfigError(f"solver.gamma must be > 0 (a number or a non-empty list); got {gammas!r}.")
-    if folds < 2:
-        raise ConfigError(f"solver.select_folds must be >= 2, got {folds}.")
     off = np.flatnonzero(constraints.i != constraints.j)
     if len(off) < folds:
         raise ConfigError(f"solver.gamma: a list needs at least select_folds = {folds} must/cannot-link pairs to hold "
@@ -149,10 +144,11 @@ MANIFOLD = "it builds the Laplacian L of the features' k-NN graph (Hu & Kwok 201
 
 
 @solvers.register("admm", instead_of_kernel=MANIFOLD)
-def admm(G0: np.ndarray, constraints: Constraints, *, dataset, rng, gamma: float | list[float] = 1.0, rank: int = 0,
-         neighbors: int = 5, sigma_neighbors: int = 10, laplacian: str = "normalized", scale: str = "none",
-         rho: float = 100.0, tol: float = 1e-4, max_iter: int = 500, select_folds: int = 5,
-         callback: Callable | None = None) -> SolverResult:
+def admm(G0: np.ndarray, constraints: Constraints, *, dataset, rng,
+         gamma: Positive | Annotated[list[Positive], Length(1)] = 1.0, rank: NonNegativeInt = 0,
+         neighbors: PositiveInt = 5, sigma_neighbors: PositiveInt = 10, laplacian: Laplacian = "normalized",
+         scale: Scaling = "none", rho: Positive = 100.0, tol: Positive = 1e-4, max_iter: PositiveInt = 500,
+         select_folds: Annotated[int, Interval(2, None)] = 5, callback: Callable | None = None) -> SolverResult:
     """KL_ADMM (Hu & Kwok 2013, Alg. 1) for the pairwise-constraint-propagation problem (1).
 
     Parameters
@@ -166,23 +162,25 @@ def admm(G0: np.ndarray, constraints: Constraints, *, dataset, rng, gamma: float
     rng : numpy.random.Generator
         Draws the random V^0 = U^0 (rows N(0, I/r)).
     gamma : float or list of float
-        Weight of the pair term in (1). Hu & Kwok do not state theirs; a list is chosen from by
-        held-out constraints (:func:`select_gamma`), then the solver runs on all of them.
+        Weight of the pair term in (1), > 0. Hu & Kwok do not state theirs; a (non-empty) list is
+        chosen from by held-out constraints (:func:`select_gamma`), then the solver runs on all of them.
     rank : int
-        r; 0 (default) takes Table 1's rule, the largest r with r(r+1)/2 <= |T|.
-    neighbors, sigma_neighbors, laplacian
-        The manifold, see :func:`kernlearn_cli.graph.knn_laplacian`.
+        r, 1 <= r <= n; 0 (default) takes Table 1's rule, the largest r with r(r+1)/2 <= |T|.
+    neighbors, sigma_neighbors : int
+        The manifold's k-NN graph (1 <= k < n), see :func:`kernlearn_cli.graph.knn_laplacian`.
+    laplacian : {"normalized", "unnormalized"}
+        Its Laplacian, see :func:`kernlearn_cli.graph.knn_laplacian`.
     scale : {"none", "minmax", "standard"}
         Feature scaling before the graph (:func:`kernlearn_cli.graph.scale_features`).
     rho : float
-        Initial penalty (paper: 100), then rule (15).
+        Initial penalty (> 0; paper: 100), then rule (15).
     tol : float
-        Stop when both residuals (14), as relative changes, are below tol:
+        Stop when both residuals (14), as relative changes, are below tol (> 0):
         ||V - U||_F <= tol ||V||_F and ||V^{k+1} - V^k||_F (= dual / rho) <= tol ||V||_F.
     max_iter : int
-        IterMax (paper: 500; 100 on the adult sets).
+        IterMax (>= 1; paper: 500; 100 on the adult sets).
     select_folds : int
-        Folds of the held-out selection of ``gamma`` (with a list).
+        Folds (>= 2) of the held-out selection of ``gamma`` (with a list).
 
     Returns
     -------
@@ -198,7 +196,7 @@ def admm(G0: np.ndarray, constraints: Constraints, *, dataset, rng, gamma: float
         r = rank or (table1_rank(constraints) if len(constraints) else 0)
         chosen, curve = select_gamma(
             lambda C, g, child: admm(G0, C, dataset=dataset, rng=child, gamma=g, rank=r, **settings),
-            constraints, [float(g) for g in gamma], select_folds, rng)
+            constraints, gamma, select_folds, rng)
         result = admm(G0, constraints, dataset=dataset, rng=rng, gamma=chosen, rank=rank, callback=callback, **settings)
         result.history.update(gamma_grid=np.asarray(gamma, dtype=np.float64), heldout_accuracy=curve)
         result.certificate["figures"].update(gamma_selected_by=f"held-out pair accuracy, {select_folds} folds")
@@ -209,9 +207,6 @@ def admm(G0: np.ndarray, constraints: Constraints, *, dataset, rng, gamma: float
     r = rank or table1_rank(constraints)
     if not 1 <= r <= n:
         raise ConfigError(f"solver.rank = {r} must be between 1 and n = {n}.")
-    if not rho > 0 or not tol > 0 or max_iter < 1:
-        raise ConfigError(f"solver.rho and solver.tol must be > 0 and solver.max_iter >= 1; got rho = {rho}, "
-                          f"tol = {tol}, max_iter = {max_iter}.")
     V0 = rng.standard_normal((n, r)) / math.sqrt(r)
     # Work in reverse Cuthill-McKee order of the graph, so that the rows the sparse products
     # gather are near each other in memory (a relabelling: the iterates are the same up to rounding).

@@ -40,9 +40,9 @@ from ..kernels import full_column_rank
 from ..registry import solvers
 from ..types import Constraints, SolverResult
 from . import _burg_kernels as _k
-from ._cyclic import (InRange, bregman_certificate, check_settings, describe, hard_else_slack,
-                      infeasibility_certificate,
-                      relative_violations, run_sweeps, signs)
+from ..params import Positive, PositiveInt
+from ._cyclic import (InRange, Slack, bregman_certificate, describe, hard_else_slack, infeasibility_certificate,
+                      relative_violations, require_constraints, run_sweeps, signs)
 from .protocol import finish
 
 
@@ -77,9 +77,9 @@ def slack_penalty(bhat: np.ndarray, b: np.ndarray, slack: float) -> float:
 
 
 @solvers.register("burg")
-def burg(G0: np.ndarray, constraints: Constraints, *, tol: float = 1e-3, feas_tol: float = 1e-3,
-         max_sweeps: int = 10000, slack: float = math.inf, certify_every: int = 50,
-         slack_if_infeasible: float | None = None, callback: Callable | None = None) -> SolverResult:
+def burg(G0: np.ndarray, constraints: Constraints, *, tol: Positive = 1e-3, feas_tol: Positive = 1e-3,
+         max_sweeps: PositiveInt = 10000, slack: Slack = math.inf, certify_every: PositiveInt = 50,
+         slack_if_infeasible: Positive | None = None, callback: Callable | None = None) -> SolverResult:
     """Cyclic Bregman projections under the Burg (LogDet) divergence, O(r^2) per projection.
 
     Parameters
@@ -90,23 +90,24 @@ def burg(G0: np.ndarray, constraints: Constraints, *, tol: float = 1e-3, feas_to
         Distance / similarity constraints, <=, >= or =.
     tol : float
         Stop when the change of the dual variables over a sweep, measured by
-        :func:`~kernlearn_cli.solvers._cyclic.dual_change`, is below ``tol`` (Kulis et al. use 1e-3)
-        *and* every constraint is met to ``feas_tol``.
+        :func:`~kernlearn_cli.solvers._cyclic.dual_change`, is below ``tol`` (> 0; Kulis et al. use
+        1e-3) *and* every constraint is met to ``feas_tol``.
     feas_tol : float
         Largest relative violation |tr(K A_i) - b_i| / |b_i| (of the slack-adjusted bounds) that a
-        converged result may keep.
+        converged result may keep (> 0).
     max_sweeps : int
-        Give up after this many sweeps; the result then has ``converged=False``.
+        Give up after this many sweeps (>= 1); the result then has ``converged=False``.
     slack : float
-        ITML-style slack gamma; ``inf`` (default) enforces the constraints exactly.
+        ITML-style slack gamma > 0; ``inf`` (default) enforces the constraints exactly.
         Finite gamma always has a solution (use it for infeasible sets); supported for
         distance constraints and diagonal similarity constraints with positive bounds.
     slack_if_infeasible : float, optional
         Enforce the constraints exactly, and only where that run is certified infeasible solve
-        again with slack gamma = this value (:func:`~kernlearn_cli.solvers._cyclic.hard_else_slack`).
+        again with slack gamma = this value, a finite gamma > 0
+        (:func:`~kernlearn_cli.solvers._cyclic.hard_else_slack`).
     certify_every : int
-        With hard constraints, sweeps between attempts to read a certificate of infeasibility off
-        the diverging dual variables (module :mod:`~kernlearn_cli.solvers._cyclic`).
+        With hard constraints, sweeps (>= 1) between attempts to read a certificate of infeasibility
+        off the diverging dual variables (module :mod:`~kernlearn_cli.solvers._cyclic`).
     callback : callable, optional
         ``callback(sweep, dual_change=..., max_violation=...)`` after every sweep.
 
@@ -133,7 +134,7 @@ def burg(G0: np.ndarray, constraints: Constraints, *, tol: float = 1e-3, feas_to
             lambda gamma: burg(G0, constraints, tol=tol, feas_tol=feas_tol, max_sweeps=max_sweeps, slack=gamma,
                                certify_every=certify_every, callback=callback),
             slack, slack_if_infeasible, "burg")
-    check_settings("burg", constraints, tol, slack, feas_tol, certify_every, max_sweeps)
+    require_constraints("burg", constraints)
     is_dist = np.isin(constraints.kind, [0, 1, 4])
     if slack != float("inf"):
         rank2 = ~is_dist & (constraints.i != constraints.j)

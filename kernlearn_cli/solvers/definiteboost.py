@@ -97,7 +97,7 @@ from __future__ import annotations
 
 import math
 import time
-from typing import Callable
+from typing import Callable, Literal
 
 import numba as nb
 import numpy as np
@@ -105,6 +105,7 @@ import numpy as np
 from ..errors import ConfigError, DataError, InfeasibleError, SolverError
 from ..kernels import RANK_TOL
 from ..linalg import eigh
+from ..params import Positive, PositiveInt
 from ..registry import solvers
 from ..types import Constraints, SolverResult
 from ._cyclic import describe as _describe, dual_change, relative_violations
@@ -113,8 +114,6 @@ from .protocol import Certificate, finish
 
 _EPS = float(np.finfo(np.float64).eps)
 OK, DONE, BROKEN, INFEASIBLE = 0, 1, 2, 3
-PROJECTIONS = ("approximate", "exact")
-ORDERS = ("greedy", "cyclic")
 
 
 @nb.njit(cache=True)
@@ -402,10 +401,10 @@ def kernel_from_dual(G0: np.ndarray, constraints: Constraints, dual: np.ndarray)
 
 
 @solvers.register("definiteboost")
-def definiteboost(G0: np.ndarray, constraints: Constraints, *, projection: str = "approximate",
-                  dual_correction: bool = False, order: str = "greedy", tol: float = 1e-3,
-                  feas_tol: float = 1e-3, max_steps: int = 2_000_000,
-                  callback: Callable | None = None) -> SolverResult:
+def definiteboost(G0: np.ndarray, constraints: Constraints, *,
+                  projection: Literal["approximate", "exact"] = "approximate", dual_correction: bool = False,
+                  order: Literal["greedy", "cyclic"] = "greedy", tol: Positive = 1e-3, feas_tol: Positive = 1e-3,
+                  max_steps: PositiveInt = 2_000_000, callback: Callable | None = None) -> SolverResult:
     """DefiniteBoost (Tsuda et al. 2005, Sec. 4): greedy von Neumann projections of trace-one W.
 
     Parameters
@@ -426,13 +425,13 @@ def definiteboost(G0: np.ndarray, constraints: Constraints, *, projection: str =
         ``greedy`` (the paper): the most violated constraint each step. ``cyclic``: constraints
         in turn, as in Bregman's method and Kulis et al.'s solvers (for comparisons only).
     tol : float
-        Stop when the dual variables change by less than ``tol`` over a sweep of c steps
+        Stop when the dual variables change by less than ``tol`` (> 0) over a sweep of c steps
         (measure of :func:`~kernlearn_cli.solvers._cyclic.dual_change`; Kulis et al. use 1e-3) and
         every constraint is met to ``feas_tol``.
     feas_tol : float
-        Largest relative violation |tr(K A_i) - b_i| / |b_i| a converged result may keep.
+        Largest relative violation |tr(K A_i) - b_i| / |b_i| a converged result may keep (> 0).
     max_steps : int
-        Give up after this many steps (projections); the result then has ``converged=False``.
+        Give up after this many steps (projections, >= 1); the result then has ``converged=False``.
     callback : callable, optional
         ``callback(sweep, dual_change=..., max_violation=...)`` after every sweep.
 
@@ -455,14 +454,6 @@ def definiteboost(G0: np.ndarray, constraints: Constraints, *, projection: str =
         weak-duality floor log lambda_min(W1) (a certificate of infeasibility), or a numerical
         breakdown.
     """
-    if projection not in PROJECTIONS:
-        raise ConfigError(f"solver.projection must be one of {', '.join(PROJECTIONS)}, got '{projection}'.")
-    if order not in ORDERS:
-        raise ConfigError(f"solver.order must be one of {', '.join(ORDERS)}, got '{order}'.")
-    if not tol > 0 or not feas_tol > 0:
-        raise ConfigError(f"solver.tol and solver.feas_tol must be > 0, got tol = {tol}, feas_tol = {feas_tol}.")
-    if max_steps < 1:
-        raise ConfigError(f"solver.max_steps must be >= 1, got {max_steps}.")
     c = len(constraints)
     if c == 0:
         raise ConfigError("solver 'definiteboost' needs at least one constraint, but the constraint set is empty.")

@@ -63,20 +63,20 @@ from __future__ import annotations
 
 import math
 import time
-from typing import Callable
+from typing import Callable, Literal
 
 import numpy as np
 
 from ..errors import ConfigError, DataError
 from ..kernels import RANK_TOL
 from ..linalg import eigh
+from ..params import NonNegativeInt, Positive
 from ..registry import evaluators, solvers
 from ..types import KIND_CODE, KINDS, Constraints, SolverResult
 from .protocol import finish, not_applicable
 
 #: λ_max - λ_min of every instance matrix X_t built from a dist_eq / sim_eq example.
 R_EXAMPLES = 1.0
-COMPARISONS = ("target", "none")
 _DIST, _SIM = KIND_CODE["dist_eq"], KIND_CODE["sim_eq"]
 
 
@@ -145,8 +145,9 @@ def _comparison_predictions(U_factor: np.ndarray, constraints: Constraints, chun
 
 
 @solvers.register("meg")
-def meg(G0: np.ndarray, constraints: Constraints, *, eta: float = 2.0, iterations: int = 0,
-        comparison: str = "target", reference=None, callback: Callable | None = None) -> SolverResult:
+def meg(G0: np.ndarray, constraints: Constraints, *, eta: Positive = 2.0, iterations: NonNegativeInt = 0,
+        comparison: Literal["target", "none"] = "target", reference=None,
+        callback: Callable | None = None) -> SolverResult:
     r"""On-line Matrix Exponentiated Gradient (MEG) for the square loss (Tsuda et al. 2005, Sec. 3, eq. 7).
 
     Parameters
@@ -161,7 +162,7 @@ def meg(G0: np.ndarray, constraints: Constraints, *, eta: float = 2.0, iteration
         Learning rate η > 0.  η = 2 = 2/r² is the paper's choice: it minimises the Lemma 3.2
         bound when the comparison matrix has zero loss.
     iterations : int
-        Number of trials T.  0 (default): the whole stream once; otherwise the first
+        Number of trials T (>= 0).  0 (default): the whole stream once; otherwise the first
         ``iterations`` examples, cycling through the stream again (from its first example)
         when it is shorter than that.
     comparison : {"target", "none"}
@@ -191,18 +192,11 @@ def meg(G0: np.ndarray, constraints: Constraints, *, eta: float = 2.0, iteration
     Raises
     ------
     ConfigError
-        η ≤ 0, iterations < 0, an unknown comparison, a non-equality example, ``target``
-        without a reference, or an initial kernel that is not positive definite.
+        η ≤ 0, iterations < 0 or an unknown comparison (as declared), a non-equality example,
+        ``target`` without a reference, or an initial kernel that is not positive definite.
     DataError
         A zero-trace or non-finite initial or reference kernel, or indices out of range.
     """
-    if isinstance(eta, bool) or not (isinstance(eta, (int, float)) and math.isfinite(eta) and eta > 0):
-        raise ConfigError(f"solver.eta (the learning rate) must be a finite number > 0, got {eta!r}; "
-                          "Tsuda et al. use eta = 2.")
-    if isinstance(iterations, bool) or not isinstance(iterations, (int, np.integer)) or iterations < 0:
-        raise ConfigError(f"solver.iterations must be an integer >= 0 (0 = the whole stream once), got {iterations!r}.")
-    if comparison not in COMPARISONS:
-        raise ConfigError(f"solver.comparison must be one of {', '.join(COMPARISONS)}, got {comparison!r}.")
     m = len(constraints)
     if m == 0:
         raise ConfigError("solver 'meg' needs at least one example, but the constraint set is empty.")

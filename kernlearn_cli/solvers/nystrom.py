@@ -29,12 +29,14 @@ from __future__ import annotations
 
 import math
 import time
+from typing import Annotated, Literal
 
 import numpy as np
 
 from ..errors import ConfigError, DataError
 from ..evaluate.supervised import nka
 from ..linalg import eigh
+from ..params import Fraction, Length, Positive, PositiveInt
 from ..registry import solvers
 from ..types import KIND_CODE, Constraints, SolverResult
 from .protocol import Certificate, finish, not_applicable
@@ -64,15 +66,16 @@ def gaussian_block(X: np.ndarray, Z: np.ndarray, b: float) -> np.ndarray:
     return np.exp(d2, out=d2)
 
 
-def select_landmarks(X: np.ndarray, m: int, method: str, rng: np.random.Generator) -> np.ndarray:
+LandmarkMethod = Literal["kmeans", "uniform"]
+
+
+def select_landmarks(X: np.ndarray, m: int, method: LandmarkMethod, rng: np.random.Generator) -> np.ndarray:
     """m landmarks: k-means centroids (Zhang & Kwok's clustered Nyström) or a uniform sample."""
     n = X.shape[0]
-    if not 1 <= m <= n:
+    if m > n:
         raise ConfigError(f"solver.landmarks = {m} must be between 1 and n = {n} (the dataset has {n} points).")
     if method == "uniform":
         return X[np.sort(rng.choice(n, m, replace=False))].copy()
-    if method != "kmeans":
-        raise ConfigError(f"solver.landmark_method must be 'kmeans' or 'uniform'; got '{method}'.")
     from sklearn.cluster import KMeans
 
     seed = int(rng.integers(0, 2**31 - 1))
@@ -279,7 +282,7 @@ def gradient_mapping(S, S0, El, Kl, T, lam, *, tol: float, gap_tol: float, max_i
 
 # ---- solvers ----------------------------------------------------------------------------
 
-def _setup(dataset, landmarks: int, landmark_method: str, rng, solver: str):
+def _setup(dataset, landmarks: int, landmark_method: LandmarkMethod, rng, solver: str):
     if dataset is None or dataset.X is None:
         raise DataError(f"solver '{solver}' needs the dataset's features (it evaluates a Gaussian kernel on them).")
     X = np.ascontiguousarray(dataset.X, dtype=np.float64)
@@ -297,27 +300,30 @@ def _setup(dataset, landmarks: int, landmark_method: str, rng, solver: str):
     return X, b, Z, W
 
 
-def _check_rcond(rcond: float) -> None:
-    if not 0 <= rcond < 1:
-        raise ConfigError(f"solver.rcond must be in [0, 1) (relative eigenvalue cutoff of W^+); got {rcond}.")
-
-
 def _inductive_arrays(Z, b, S) -> dict:
     return {"landmarks": Z, "S": S, "kernel_width": np.array(b)}
 
 
 @solvers.register("nystrom", instead_of_kernel=OWN_KERNEL)
-def nystrom(G0: np.ndarray, constraints: Constraints, *, dataset, rng, landmarks: int = 100,
-            landmark_method: str = "kmeans", rcond: float = 1e-10) -> SolverResult:
+def nystrom(G0: np.ndarray, constraints: Constraints, *, dataset, rng, landmarks: PositiveInt = 100,
+            landmark_method: LandmarkMethod = "kmeans", rcond: Fraction = 1e-10) -> SolverResult:
     """Standard Nyström: K = E W^+ E^T with the same landmarks as ``nystrom_prior`` (the baseline).
 
     Returns ``G = E (W^+)^{1/2}`` (n x m); arrays ``landmarks``, ``S`` (= W^+), ``kernel_width``
     (inductive: ``kernlearn embed`` maps new points).  ``G0`` and the constraints are not used
-    (no initial kernel: a config refuses ``kernel:``).  ``rcond``: eigenvalues of W below ``rcond``
-    times the largest are dropped from the pseudo-inverse.
+    (no initial kernel: a config refuses ``kernel:``).
+
+    Parameters
+    ----------
+    landmarks : int
+        m, 1 <= m <= n.
+    landmark_method : {"kmeans", "uniform"}
+        k-means centroids, or a uniform sample of the points.
+    rcond : float
+        Eigenvalues of W below ``rcond`` times the largest are dropped from the pseudo-inverse
+        (a relative cutoff, 0 <= rcond < 1).
     """
     t0 = time.perf_counter()
-    _check_rcond(rcond)
     X, b, Z, W = _setup(dataset, landmarks, landmark_method, rng, "nystrom")
     S = pinv_psd(W, rcond)
     G = factor_rows(X, Z, b, psd_sqrt(S))
@@ -329,9 +335,10 @@ def nystrom(G0: np.ndarray, constraints: Constraints, *, dataset, rng, landmarks
 
 
 @solvers.register("nystrom_prior", instead_of_kernel=OWN_KERNEL)
-def nystrom_prior(G0: np.ndarray, constraints: Constraints, *, dataset, rng, landmarks: int = 100,
-                  landmark_method: str = "kmeans", lam: list[float] | float = 1.0, tol: float = 1e-8,
-                  gap_tol: float = 1e-5, max_iter: int = 5000, rcond: float = 1e-10) -> SolverResult:
+def nystrom_prior(G0: np.ndarray, constraints: Constraints, *, dataset, rng, landmarks: PositiveInt = 100,
+                  landmark_method: LandmarkMethod = "kmeans",
+                  lam: Annotated[list[Positive], Length(1)] | Positive = 1.0, tol: Positive = 1e-8,
+                  gap_tol: Positive = 1e-5, max_iter: PositiveInt = 5000, rcond: Fraction = 1e-10) -> SolverResult:
     """Generalized Nyström with priors (Zhang et al. 2012): learn the dictionary kernel S.
 
     Parameters
@@ -348,17 +355,19 @@ def nystrom_prior(G0: np.ndarray, constraints: Constraints, *, dataset, rng, lan
     rng : numpy.random.Generator
         Seeds the k-means landmarks (or the uniform sample).
     landmarks : int
-        m.
+        m, 1 <= m <= n.
     landmark_method : {"kmeans", "uniform"}
     lam : float or list of float
-        lambda; a list selects by NKA: the maximiser of rho[S(lam), S0] * rho[E_l S(lam) E_l^T, K*_l]
+        lambda > 0; a (non-empty) list selects by NKA: the maximiser of rho[S(lam), S0] * rho[E_l S(lam) E_l^T, K*_l]
         (the whole curve is kept in the history as ``nka_lambda``, ``nka_score``).
     tol, gap_tol, max_iter
-        Gradient mapping stops when the relative objective change is below ``tol`` and the
-        certified bound on J − J* (:func:`prior_certificate`) is below ``gap_tol`` max(1, J); these
-        are the checks of the certificate, at every lambda of a list.
+        Gradient mapping (at most ``max_iter`` >= 1 iterations) stops when the relative objective
+        change is below ``tol`` (> 0) and the
+        certified bound on J − J* (:func:`prior_certificate`) is below ``gap_tol`` max(1, J) (> 0);
+        these are the checks of the certificate, at every lambda of a list.
     rcond : float
-        S0 = W^+ drops the eigenvalues of W below ``rcond`` times the largest (as ``nystrom``).
+        S0 = W^+ drops the eigenvalues of W below ``rcond`` times the largest (0 <= rcond < 1, as
+        ``nystrom``).
         The Gaussian W is ill-conditioned (condition 1e3-1e8 on the paper's data), and its
         near-null directions dominate S0 and so rho[S, S0]; a larger cutoff (1e-2) makes the
         NKA criterion pick larger lambda (README, Zhang et al.).
@@ -370,13 +379,7 @@ def nystrom_prior(G0: np.ndarray, constraints: Constraints, *, dataset, rng, lan
         ``E_labeled``, ``K_ideal``, ``kernel_width``; info ``lam``, ``iterations``, ``trials``,
         ``init_residual`` (of the closed form's stationarity equation, before projection).
     """
-    lams = [float(x) for x in (lam if isinstance(lam, (list, tuple)) else [lam])]
-    if not lams or any(not x > 0 for x in lams):
-        raise ConfigError(f"solver.lam must be > 0 (a number or a non-empty list); got {lam!r}.")
-    if not tol > 0 or not gap_tol > 0 or max_iter < 1:
-        raise ConfigError(f"solver.tol and solver.gap_tol must be > 0 and solver.max_iter >= 1; got tol = {tol}, "
-                          f"gap_tol = {gap_tol}, max_iter = {max_iter}.")
-    _check_rcond(rcond)
+    lams = lam if isinstance(lam, list) else [lam]
     labeled, Kl, T = ideal_block(constraints, "nystrom_prior")
     y = dataset.y if dataset is not None else None
     if y is not None:

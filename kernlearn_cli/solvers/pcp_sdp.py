@@ -9,11 +9,14 @@ optional extra ``pip install 'kernlearn[sdp]'`` (cvxpy, clarabel).
 from __future__ import annotations
 
 import time
+from typing import Literal
 
 import numpy as np
 
 from ..errors import ConfigError, SolverError
+from ..graph import Laplacian, Scaling
 from ..linalg import eigh
+from ..params import Positive, PositiveInt
 from ..registry import solvers
 from ..types import Constraints, SolverResult
 from .admm import MANIFOLD, pcp_arrays, pcp_setup
@@ -23,9 +26,9 @@ MAX_N = 400
 
 
 @solvers.register("pcp_sdp", instead_of_kernel=MANIFOLD)
-def pcp_sdp(G0: np.ndarray, constraints: Constraints, *, dataset, gamma: float = 1.0, neighbors: int = 5,
-            sigma_neighbors: int = 10, laplacian: str = "normalized", scale: str = "none",
-            backend: str = "clarabel", kkt_tol: float = 1e-6) -> SolverResult:
+def pcp_sdp(G0: np.ndarray, constraints: Constraints, *, dataset, gamma: Positive = 1.0, neighbors: PositiveInt = 5,
+            sigma_neighbors: PositiveInt = 10, laplacian: Laplacian = "normalized", scale: Scaling = "none",
+            backend: Literal["clarabel", "scs"] = "clarabel", kkt_tol: Positive = 1e-6) -> SolverResult:
     """min over K >= 0 of tr(K L) + gamma/2 sum_{(i,j) in T} (K_ij - T_ij)^2 (ordered pairs), exactly.
 
     Parameters as for ``admm``; ``backend`` is the cvxpy solver (``clarabel`` or ``scs``).
@@ -44,8 +47,6 @@ def pcp_sdp(G0: np.ndarray, constraints: Constraints, *, dataset, gamma: float =
         raise ConfigError(f"solver 'pcp_sdp' solves an n x n SDP and is meant for small n (<= {MAX_N}); this dataset "
                           f"has {n} points. Use solver 'admm'.")
     names = {"clarabel": cp.CLARABEL, "scs": cp.SCS}
-    if backend not in names:
-        raise ConfigError(f"solver.backend must be one of {', '.join(names)}; got '{backend}'.")
     L, (indptr, idx, tval), graph = pcp_setup(dataset, constraints, solver="pcp_sdp", neighbors=neighbors,
                                               sigma_neighbors=sigma_neighbors, laplacian=laplacian, scale=scale,
                                               gamma=gamma)

@@ -118,5 +118,6 @@ def finish(result: SolverResult, certificate: Certificate, solver: str) -> Solve
     if result.converged is False:
         failed = "; ".join(f"{k} {v:.3g} > tol {t:.3g}" for k, (v, t) in certificate.failing().items())
         warnings.warn(f"{solver}: not converged ({failed}; stopped by {certificate.stopped_by}); the result is "
-                      "written with converged=false and its certificate.", ConvergenceWarning, stacklevel=3)
+                      "written with converged=false and its certificate.", ConvergenceWarning,
+                      stacklevel=4)                # finish, the solver, its registry wrapper: the caller
     return result

@@ -38,7 +38,7 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import dataclass, replace
-from typing import Callable
+from typing import Annotated, Callable, Literal
 
 import numpy as np
 import scipy.linalg as sla
@@ -48,12 +48,18 @@ from scipy.linalg.blas import daxpy, dscal, dtrmm
 from ..errors import ConfigError, DataError
 from ..kernels import full_column_rank
 from ..linalg import eigh
+from ..params import Interval, Length, Positive, PositiveInt
 from ..registry import solvers
 from ..types import KIND_CODE, Constraints, SolverResult
 from .protocol import Certificate, finish
 
-LOSSES = ("log", "lmnn", "linear", "itml", "hoi")
+LossName = Literal["log", "lmnn", "linear", "itml", "hoi"]
 TRIPLET_LOSSES = ("log", "lmnn", "linear")
+#: The declarations of the settings ``trin`` and ``pr_cg`` share (besides the common ones of params).
+Stop = Literal["absolute", "relative"]
+Knee = Annotated[float, Interval(-1, 1, closed="neither")]
+Percentiles = Annotated[list[Annotated[float, Interval(0, 100)]], Length(2, 2)]
+PathMultiplier = Annotated[float, Interval(0, None, closed="left")]
 
 
 # ---- losses (Table 2) -------------------------------------------------------------------
@@ -82,9 +88,7 @@ def log_loss() -> Loss:
 
 
 def smooth_hinge(t: float = 0.7, name: str = "lmnn") -> Loss:
-    """The C¹ surrogate (8) of max(1 − x, 0): linear below t, quadratic on (t, 1], zero above."""
-    if not -1.0 < t < 1.0:
-        raise ConfigError(f"solver.t must be in (-1, 1) (the smooth hinge (8) of Li et al.); got {t}.")
+    """The C¹ surrogate (8) of max(1 − x, 0): linear below t, quadratic on (t, 1], zero above (-1 < t < 1)."""
     a, q = 4.0 / (3.0 + t), 2.0 / ((1.0 - t) * (3.0 + t))
 
     def psi(x):
@@ -640,7 +644,7 @@ def _check_indices(constraints: Constraints) -> None:
                           f"{bad.size} triplet(s) do. A triplet needs three distinct points.")
 
 
-def build_problem(G0: np.ndarray, constraints: Constraints, loss: str, gamma: float, normalize: bool,
+def build_problem(G0: np.ndarray, constraints: Constraints, loss: LossName, gamma: float, normalize: bool,
                   t: float, itml_percentiles: tuple[float, float], solver: str, support_first: bool = False):
     """Validate the settings; return (Problem, X0, decode, meta) with decode(X) -> the factor G of K.
 
@@ -649,12 +653,6 @@ def build_problem(G0: np.ndarray, constraints: Constraints, loss: str, gamma: fl
     lives in the leading m × m block (``TraceMap.extent`` = m), and :func:`steihaug_pcg`'s
     Lᵀ H_F L is an m × m product.
     """
-    if loss not in LOSSES:
-        from ..registry import did_you_mean
-        raise ConfigError(f"solver.loss = '{loss}' is not a loss of solver '{solver}'.{did_you_mean(loss, LOSSES)} "
-                          f"Valid: {', '.join(LOSSES)} (Li et al. 2009, Table 2).")
-    if not (gamma > 0 and math.isfinite(gamma)):
-        raise ConfigError(f"solver.gamma must be a positive number (the loss weight γ of eq. 3); got {gamma}.")
     if len(constraints) == 0:
         raise ConfigError(f"solver '{solver}' needs constraints; the constraint set is empty.")
     n = G0.shape[0]
@@ -764,21 +762,15 @@ def path_gammas(gamma_min: float, gamma: float, alpha: float) -> list[float]:
 
 def _solve(method: str, G0, constraints, *, loss, gamma, tol, max_iter, path, gamma_min, normalize, t,
            itml_percentiles, max_cg, keep_path, callback, stop="absolute", trust_norm="frobenius",
-           precondition=False, max_path_iter=None) -> SolverResult:
-    if not tol > 0 or max_iter < 1:
-        raise ConfigError(f"solver.tol must be > 0 and solver.max_iter >= 1; got tol = {tol}, max_iter = {max_iter}.")
-    if max_path_iter is not None and not max_path_iter >= 1:
-        raise ConfigError(f"solver.max_path_iter must be >= 1 (iterations summed over the path) or null; "
-                          f"got {max_path_iter}.")
-    if path and not (path > 1 and 0 < gamma_min < gamma):
+           precondition=False, max_path_iter=None) -> tuple[SolverResult, Certificate]:
+    """The path of ``method`` and its certificate (``trin`` and ``pr_cg`` hand them to :func:`finish`)."""
+    if path and not (path > 1 and gamma_min < gamma):
         raise ConfigError(f"solver.path (the multiplier α) must be > 1 with 0 < gamma_min < gamma; got path = "
                           f"{path}, gamma_min = {gamma_min}, gamma = {gamma}. Use path: 0 for a single gamma.")
-    if stop not in ("absolute", "relative") or (stop == "relative" and not tol < 1):
-        raise ConfigError(f"solver.stop must be 'absolute' or 'relative' (then with tol < 1); got stop = '{stop}', "
+    if stop == "relative" and not tol < 1:
+        raise ConfigError(f"solver.stop 'relative' needs tol < 1 (a fraction of the gradient norm at K0); got "
                           f"tol = {tol}.")
-    if trust_norm not in ("natural", "frobenius"):
-        raise ConfigError(f"solver.trust_norm must be 'natural' or 'frobenius'; got '{trust_norm}'.")
-    if len(itml_percentiles) != 2 or not 0 <= itml_percentiles[0] < itml_percentiles[1] <= 100:
+    if not itml_percentiles[0] < itml_percentiles[1]:
         raise ConfigError(f"solver.itml_percentiles must be [u, l] with 0 <= u < l <= 100; got {itml_percentiles}.")
     prob, X0, decode, meta = build_problem(G0, constraints, loss, gamma, normalize, t, tuple(itml_percentiles), method,
                                            support_first=method == "trin")
@@ -840,7 +832,7 @@ def _solve(method: str, G0, constraints, *, loss, gamma, tol, max_iter, path, ga
     result = SolverResult(G=G, objective=s.f, iterations=int(np.sum(per_gamma["path_iterations"])),
                           converged=False, history={**{k: np.asarray(v) for k, v in history.items()}, **path},
                           info=info, arrays=arrays, path=kept)
-    return finish(result, path_certificate(path, tol, stop, stops, unsolved), method)
+    return result, path_certificate(path, tol, stop, stops, unsolved)
 
 
 def path_certificate(path: dict, tol: float, stop: str, stops: list[str], unsolved: int = 0) -> Certificate:
@@ -881,9 +873,10 @@ _PARAMS_DOC = """
     loss : {"log", "lmnn", "linear", "itml", "hoi"}
         Table 2; lmnn and hoi use the smooth hinge (8) with ``t``.
     gamma : float
-        γ of eq. (3) (the last point of the path).
+        γ > 0, the loss weight of eq. (3) (the last point of the path).
     tol : float
-        Convergence tolerance on the natural gradient norm ‖K^{1/2} ∇f K^{1/2}‖_F (Li et al.: 1e-3).
+        Convergence tolerance (> 0) on the natural gradient norm ‖K^{1/2} ∇f K^{1/2}‖_F (Li et al.: 1e-3);
+        below 1 with ``stop: relative``.
     stop : {"absolute", "relative"}
         Stop when that norm is <= tol ("absolute"), or <= tol times its value at K0 for the γ
         being solved ("relative"), a fixed scale per γ, so that a warm-started and a cold solve
@@ -892,28 +885,29 @@ _PARAMS_DOC = """
         <= tol · max(1, |f|); the relative rule often stops well above the optimum, and its
         records then say converged = false (README, Tables 3-4).
     max_iter : int
-        Iterations per γ.
+        Iterations per γ (>= 1).
     max_path_iter : int or None
-        Iterations summed over the path at most (None: no limit).  When they are spent the path
+        Iterations summed over the path at most (>= 1; None: no limit).  When they are spent the path
         stops where it is: the result holds the last γ reached, ``info["unsolved_path_points"]``
         counts the γ's left, and the certificate fails.  Li et al.'s Tables 3-4 print such a run
         as "> 10000".
     path : float
-        The multiplier α of the regularization path (Sec. 4.3): γ_min, αγ_min, ... below γ, then γ,
+        The multiplier α > 1 of the regularization path (Sec. 4.3): γ_min, αγ_min, ... below γ, then γ,
         each warm-started from the last; 0 solves γ alone from K0 (the "baseline").  With loss
         ``linear`` (unbounded below from a computable γ on) the path stops at half that γ.
     gamma_min : float
-        First γ of the path (2⁻¹²).
+        First γ of the path (0 < gamma_min < gamma; 2⁻¹²).
     normalize : bool
         Weight the loss by γ/m (m = points in the constraints, eq. 3); false weights by γ (Sec. 6.1).
     t : float
-        Knee of the smooth hinge (8).
+        Knee of the smooth hinge (8), -1 < t < 1.
     itml_percentiles : [float, float]
-        ITML thresholds u, l as percentiles of the K0 distances of the pairs, when the pairs carry none.
+        ITML thresholds u, l as percentiles of the K0 distances of the pairs (0 <= u < l <= 100),
+        when the pairs carry none.
     keep_path : bool
         Keep every path point's factor in memory (``result.path``) for evaluators; not written.
     max_cg : int
-        (trin) CG steps per Newton iteration at most.
+        (trin) CG steps per Newton iteration at most (>= 1).
     trust_norm : {"frobenius", "natural"}
         (trin) The trust region's norm: ‖Z‖_F as printed in eq. (7) (default), or the scale-free
         ‖K^{-1/2} Z K^{-1/2}‖_F; see :func:`trin_solve`.
@@ -940,27 +934,29 @@ def _doc(summary: str):
 
 @solvers.register("trin", triplets=True)
 @_doc("Trust-region inexact Newton kernel learning with a LogDet regularizer (Li et al. 2009, TRIN).")
-def trin(G0: np.ndarray, constraints: Constraints, *, loss: str = "log", gamma: float = 1.0, tol: float = 1e-3,
-         max_iter: int = 1000, path: float = 0.0, gamma_min: float = 2.0 ** -12, normalize: bool = True,
-         t: float = 0.7, itml_percentiles: list[float] = (5.0, 95.0), max_cg: int = 500, keep_path: bool = False,
-         stop: str = "absolute", trust_norm: str = "frobenius", max_path_iter: int | None = None,
-         callback: Callable | None = None) -> SolverResult:
-    return _solve("trin", G0, constraints, loss=loss, gamma=gamma, tol=tol, max_iter=max_iter, path=path,
-                  gamma_min=gamma_min, normalize=normalize, t=t, itml_percentiles=itml_percentiles,
-                  max_cg=max_cg, keep_path=keep_path, stop=stop, trust_norm=trust_norm,
-                  max_path_iter=max_path_iter, callback=callback)
+def trin(G0: np.ndarray, constraints: Constraints, *, loss: LossName = "log", gamma: Positive = 1.0,
+         tol: Positive = 1e-3, max_iter: PositiveInt = 1000, path: PathMultiplier = 0.0,
+         gamma_min: Positive = 2.0 ** -12, normalize: bool = True, t: Knee = 0.7,
+         itml_percentiles: Percentiles = (5.0, 95.0), max_cg: PositiveInt = 500, keep_path: bool = False,
+         stop: Stop = "absolute", trust_norm: Literal["frobenius", "natural"] = "frobenius",
+         max_path_iter: PositiveInt | None = None, callback: Callable | None = None) -> SolverResult:
+    return finish(*_solve("trin", G0, constraints, loss=loss, gamma=gamma, tol=tol, max_iter=max_iter, path=path,
+                          gamma_min=gamma_min, normalize=normalize, t=t, itml_percentiles=itml_percentiles,
+                          max_cg=max_cg, keep_path=keep_path, stop=stop, trust_norm=trust_norm,
+                          max_path_iter=max_path_iter, callback=callback), "trin")
 
 
 @solvers.register("pr_cg", triplets=True)
 @_doc("Polak-Ribière⁺ nonlinear CG on the TRIN objective, with an exact line search that keeps K positive "
       "definite (the baseline of Li et al. 2009, Sec. 6.2).")
-def pr_cg(G0: np.ndarray, constraints: Constraints, *, loss: str = "log", gamma: float = 1.0, tol: float = 1e-3,
-          max_iter: int = 10000, path: float = 0.0, gamma_min: float = 2.0 ** -12, normalize: bool = True,
-          t: float = 0.7, itml_percentiles: list[float] = (5.0, 95.0), keep_path: bool = False,
-          stop: str = "absolute", precondition: bool = False, max_path_iter: int | None = None,
+def pr_cg(G0: np.ndarray, constraints: Constraints, *, loss: LossName = "log", gamma: Positive = 1.0,
+          tol: Positive = 1e-3, max_iter: PositiveInt = 10000, path: PathMultiplier = 0.0,
+          gamma_min: Positive = 2.0 ** -12, normalize: bool = True, t: Knee = 0.7,
+          itml_percentiles: Percentiles = (5.0, 95.0), keep_path: bool = False, stop: Stop = "absolute",
+          precondition: bool = False, max_path_iter: PositiveInt | None = None,
           callback: Callable | None = None) -> SolverResult:
-    return _solve("pr_cg", G0, constraints, loss=loss, gamma=gamma, tol=tol, max_iter=max_iter, path=path,
-                  gamma_min=gamma_min, normalize=normalize, t=t, itml_percentiles=itml_percentiles,
-                  max_cg=0, keep_path=keep_path, stop=stop, precondition=precondition,
-                  max_path_iter=max_path_iter, callback=callback)
+    return finish(*_solve("pr_cg", G0, constraints, loss=loss, gamma=gamma, tol=tol, max_iter=max_iter, path=path,
+                          gamma_min=gamma_min, normalize=normalize, t=t, itml_percentiles=itml_percentiles,
+                          max_cg=0, keep_path=keep_path, stop=stop, precondition=precondition,
+                          max_path_iter=max_path_iter, callback=callback), "pr_cg")
 

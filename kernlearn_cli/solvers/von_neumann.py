@@ -46,9 +46,9 @@ from ..linalg import eigh
 from ..registry import solvers
 from ..types import Constraints, SolverResult
 from . import _von_neumann_kernels as _k
-from ._cyclic import (InRange, bregman_certificate, check_settings, describe, hard_else_slack,
-                      infeasibility_certificate,
-                      relative_violations, run_sweeps, signs)
+from ..params import Positive, PositiveInt
+from ._cyclic import (InRange, Slack, bregman_certificate, describe, hard_else_slack, infeasibility_certificate,
+                      relative_violations, require_constraints, run_sweeps, signs)
 from .protocol import finish
 
 
@@ -80,9 +80,9 @@ def slack_penalty(bhat: np.ndarray, b: np.ndarray, slack: float) -> float:
 
 
 @solvers.register("von_neumann")
-def von_neumann(G0: np.ndarray, constraints: Constraints, *, tol: float = 1e-3, feas_tol: float = 1e-3,
-                max_sweeps: int = 10000, slack: float = math.inf, certify_every: int = 50,
-                slack_if_infeasible: float | None = None, callback: Callable | None = None) -> SolverResult:
+def von_neumann(G0: np.ndarray, constraints: Constraints, *, tol: Positive = 1e-3, feas_tol: Positive = 1e-3,
+                max_sweeps: PositiveInt = 10000, slack: Slack = math.inf, certify_every: PositiveInt = 50,
+                slack_if_infeasible: Positive | None = None, callback: Callable | None = None) -> SolverResult:
     """Cyclic Bregman projections under the von Neumann divergence (secular-equation updates).
 
     Parameters
@@ -92,20 +92,20 @@ def von_neumann(G0: np.ndarray, constraints: Constraints, *, tol: float = 1e-3, 
     constraints : Constraints
         Distance and similarity constraints, <=, >= or =.
     tol : float
-        Stop when the dual variables change by less than ``tol`` over a sweep
+        Stop when the dual variables change by less than ``tol`` (> 0) over a sweep
         (the measure of :func:`~kernlearn_cli.solvers._cyclic.dual_change`) and every constraint is
         met to ``feas_tol``.
     feas_tol : float
-        Largest relative violation (of the slack-adjusted bounds) a converged result may keep.
+        Largest relative violation (of the slack-adjusted bounds) a converged result may keep (> 0).
     max_sweeps : int
-        Give up after this many sweeps (``converged=False``, with a ConvergenceWarning).
+        Give up after this many sweeps (>= 1; ``converged=False``, with a ConvergenceWarning).
     slack : float
-        gamma of the slack variables; ``inf`` (default) enforces the constraints exactly.
+        gamma > 0 of the slack variables; ``inf`` (default) enforces the constraints exactly.
     slack_if_infeasible : float, optional
-        Hard constraints, and slack gamma = this value only for a set certified infeasible
-        (:func:`~kernlearn_cli.solvers._cyclic.hard_else_slack`).
+        Hard constraints, and slack gamma = this value (finite, > 0) only for a set certified
+        infeasible (:func:`~kernlearn_cli.solvers._cyclic.hard_else_slack`).
     certify_every : int
-        With hard constraints, sweeps between attempts to certify infeasibility from the duals.
+        With hard constraints, sweeps (>= 1) between attempts to certify infeasibility from the duals.
     callback : callable, optional
         ``callback(sweep, dual_change=..., max_violation=...)`` after every sweep.
 
@@ -129,7 +129,7 @@ def von_neumann(G0: np.ndarray, constraints: Constraints, *, tol: float = 1e-3, 
             lambda gamma: von_neumann(G0, constraints, tol=tol, feas_tol=feas_tol, max_sweeps=max_sweeps, slack=gamma,
                                certify_every=certify_every, callback=callback),
             slack, slack_if_infeasible, "von_neumann")
-    check_settings("von_neumann", constraints, tol, slack, feas_tol, certify_every, max_sweeps)
+    require_constraints("von_neumann", constraints)
     if slack != float("inf") and np.any(constraints.bound <= 0):
         raise DataError("solver.slack < inf needs positive bounds; found "
                           f"{describe(constraints, int(np.flatnonzero(constraints.bound <= 0)[0]))}.")
