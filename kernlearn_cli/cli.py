@@ -288,26 +288,33 @@ def embed(run_dir: Path = typer.Argument(..., help="Cell folder of a finished ru
 
 
 @app.command("list")
-def list_(kind: Optional[str] = typer.Argument(None, help="datasets|kernels|constraints|solvers|evaluators")):
-    """List the registered components (and their settings)."""
-    from .params import did_you_mean
-    from .registry import REGISTRIES
+def list_(kind: Optional[str] = typer.Argument(None, help="datasets|kernels|constraints|solvers|evaluators"),
+          name: Optional[str] = typer.Argument(None, help="One component: its settings, defaults and ranges.")):
+    """List the registered components (and their settings); with a name, one component's settings
+    with their defaults and the values each accepts."""
+    from .params import describe, did_you_mean
+    from .registry import PLUGIN_GROUP, REGISTRIES, load_plugins
 
     if kind is not None and kind not in REGISTRIES:
         raise ConfigError(f"unknown kind '{kind}'.{did_you_mean(kind, REGISTRIES)} "
                           f"Valid kinds: {', '.join(REGISTRIES)}.")
-    for name, reg in REGISTRIES.items():
-        if kind not in (None, name):
+    if name is not None:
+        entry = REGISTRIES[kind].get(name)
+        typer.echo(f"{kind} '{entry.name}': {entry.summary}")
+        for p, par in entry.parameters().items():
+            default = f" = {par.default!r}" if par.default is not par.empty else " (required)"
+            typer.echo(f"  {p}{default}\n      {describe(entry.hints[p])}")
+        return
+    for reg_name, reg in REGISTRIES.items():
+        if kind not in (None, reg_name):
             continue
-        typer.echo(f"{name}:")
+        typer.echo(f"{reg_name}:")
         for entry in reg.entries():
             params = ", ".join(f"{p}={par.default!r}" if par.default is not par.empty else p
                                for p, par in entry.parameters().items())
             typer.echo(f"  {entry.name:<26} {entry.summary}")
             if params:
                 typer.echo(f"  {'':<26} [{params}]")
-    from .registry import PLUGIN_GROUP, load_plugins
-
     if kind is None and load_plugins():
         typer.echo(f"plugins (entry point group {PLUGIN_GROUP}):")
         for plugin in load_plugins():

@@ -115,6 +115,10 @@ def test_plan_and_list(tmp_path):
     assert res.returncode == 0 and "6 cell(s)" in res.stdout and res.stdout.splitlines()[5].startswith("   5")
     res = kernlearn("list", "solvers")
     assert "burg" in res.stdout and "tol=0.001" in res.stdout
+    res = kernlearn("list", "solvers", "burg")
+    assert "slack = inf\n      a float in (0, inf]" in res.stdout, res.stdout
+    res = kernlearn("list", "solvers", "burgg")
+    assert res.returncode != 0 and "Did you mean 'burg'?" in res.stderr and "Traceback" not in res.stderr
 
 
 def test_gyrb_config_on_synthetic_standin(tmp_path):

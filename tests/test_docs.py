@@ -120,8 +120,8 @@ COMMANDS = {
         run(f"kernlearn run nystrom.yaml --out {NYSTROM_DIR}", "kernlearn show CELL_DIR"),
     "kernlearn show DIR_OR_ARCHIVE CELL_ID":
         not_run("a results folder and a cell id: tests/test_cli.py::test_show_prints_a_cells_provenance_that_tables_ignore"),
-    "kernlearn list [datasets|kernels|constraints|solvers|evaluators]":
-        run("kernlearn list", "kernlearn list solvers"),
+    "kernlearn list [KIND [NAME]]":
+        run("kernlearn list", "kernlearn list solvers", "kernlearn list solvers burg"),
     "kernlearn datasets fetch NAME":
         run(needs_mirror=True),                                 # from the mirror into the test's data home
     "kernlearn datasets verify [NAME]":
