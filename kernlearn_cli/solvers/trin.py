@@ -305,7 +305,7 @@ def _trial(prob: Problem, s: _State, Zh: np.ndarray) -> tuple[_State | None, flo
         return None, -math.inf, math.inf, Z
     T, lower, flip = _blas_lower(s.L)
     Lt = dtrmm(1.0, T, C[0], lower=lower, trans_a=flip)              # L chol(I + Ẑ), lower triangular
-    trial = _state(prob, Lt @ Lt.T, factor=(Lt, s.logdet + C[1]))
+    trial = _state(prob, s.X + Z, factor=(Lt, s.logdet + C[1]))     # K + Z: O(n²), not Lt Ltᵀ's O(n³)
     psi0, psi1 = prob.loss.psi(s.x), prob.loss.psi(s.x + prob.op.values(Z))
     K0inv_Z = Z if prob.K0inv is None else prob.K0inv * Z           # tr(K0⁻¹Z) = Σ of its entries (diagonal if I)
     tr = float(np.trace(K0inv_Z)) if prob.K0inv is None else float(np.sum(K0inv_Z))
