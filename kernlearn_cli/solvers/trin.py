@@ -43,7 +43,7 @@ from typing import Annotated, Callable, Literal
 import numpy as np
 import scipy.linalg as sla
 import scipy.sparse as sp
-from scipy.linalg.blas import daxpy, dscal, dtrmm
+from scipy.linalg.blas import dtrmm
 
 from ..errors import ConfigError, DataError
 from ..kernels import full_column_rank
@@ -51,6 +51,7 @@ from ..linalg import eigh
 from ..params import Interval, Length, Positive, PositiveInt
 from ..registry import solvers
 from ..types import KIND_CODE, Constraints, SolverResult
+from ._trin_kernels import cg_direction, cg_dots, cg_step
 from .protocol import Certificate, finish
 
 LossName = Literal["log", "lmnn", "linear", "itml", "hoi"]
@@ -305,7 +306,7 @@ def _trial(prob: Problem, s: _State, Zh: np.ndarray) -> tuple[_State | None, flo
         return None, -math.inf, math.inf, Z
     T, lower, flip = _blas_lower(s.L)
     Lt = dtrmm(1.0, T, C[0], lower=lower, trans_a=flip)              # L chol(I + Ẑ), lower triangular
-    trial = _state(prob, s.X + Z, factor=(Lt, s.logdet + C[1]))     # K + Z: O(n²), not Lt Ltᵀ's O(n³)
+    trial = _state(prob, Lt @ Lt.T, factor=(Lt, s.logdet + C[1]))
     psi0, psi1 = prob.loss.psi(s.x), prob.loss.psi(s.x + prob.op.values(Z))
     K0inv_Z = Z if prob.K0inv is None else prob.K0inv * Z           # tr(K0⁻¹Z) = Σ of its entries (diagonal if I)
     tr = float(np.trace(K0inv_Z)) if prob.K0inv is None else float(np.sum(K0inv_Z))
@@ -338,13 +339,14 @@ def steihaug_pcg(prob: Problem, s: _State, radius: float, nu: float, max_cg: int
     outside its leading k × k block (:attr:`TraceMap.extent`), where L is the k × k triangle
     L_k, so Lᵀ H_F L = L_kᵀ H_F L_k (k³; k = m, the points the constraints touch, when they are
     numbered first: :func:`build_problem`) and K H_F K is an O(n² k) product, or, when k = n,
-    L (Lᵀ H_F L) Lᵀ by two more triangular products.  Returns (Ẑ,
-    predicted decrease m(0) − m(Z) of model (7), CG steps, hit the boundary, ‖Z‖).
+    L (Lᵀ H_F L) Lᵀ by two more triangular products.  The n × n updates of a step are three
+    compiled passes (:mod:`._trin_kernels`), and ĤẐ is not kept: m(0) − m(Z) = −½<Ĝ + R̂, Ẑ>.
+    Returns (Ẑ, predicted decrease m(0) − m(Z) of model (7), CG steps, hit the boundary, ‖Z‖).
     """
     L, X = s.L, s.X
     d2 = prob.loss.d2(s.x)
     g = natural_gradient(s) if g is None else g                      # Ĝ = Lᵀ ∇f L
-    Zh, HZh = np.zeros_like(g), np.zeros_like(g)
+    Zh = np.zeros_like(g)
     Z = Zh if natural else np.zeros_like(g)                          # the step in the trust norm's coordinates
     R = g.copy()                                                     # R̂ = Ĥ(Ẑ) + Ĝ
     P = -R
@@ -356,56 +358,42 @@ def steihaug_pcg(prob: Problem, s: _State, radius: float, nu: float, max_cg: int
     L_k, X_k = np.ascontiguousarray(L[:k, :k]), X[:k]
     Y = np.ascontiguousarray(_congruence(L, g))                      # K R K = L R̂ Lᵀ
     Praw = -Y                                                        # P = L P̂ Lᵀ
+    Rraw = Q = Hk = np.zeros((0, 0))                                 # (natural: not carried)
     if not natural:
         Rraw = np.array(s.G, order="C")                              # R = L⁻ᵀ R̂ L⁻¹
         Q = -Rraw                                                    # Q = L⁻ᵀ P̂ L⁻¹
-
+    zz = 0.0                                                         # ‖Z‖², carried as Z += α Pn
     for step in range(1, max_cg + 1):
         HF = prob.hessian_loss(Praw, d2)
         H_k = HF[:k, :k]                                             # sparse when K is the unknown
-        HP = P.copy()                                                # Ĥ(P̂) = Lᵀ H_F(P) L + P̂
-        Hh_k = _congruence(L_k, H_k, transpose=True)                 # L_kᵀ H_F L_k
-        HP[:k, :k] += Hh_k
-        alpha = rr / float(np.vdot(P, HP))
+        Hh_k = np.ascontiguousarray(_congruence(L_k, H_k, transpose=True))  # Ĥ(P̂) = P̂ + L_kᵀ H_F L_k
         Pn = P if natural else Praw
-        zz, zp, pp = float(np.vdot(Z, Z)), float(np.vdot(Z, Pn)), float(np.vdot(Pn, Pn))
+        php, zp, pp = cg_dots(P, Hh_k, Z, Pn)
+        alpha = rr / php
         if zz + 2 * alpha * zp + alpha * alpha * pp >= radius * radius:  # boundary: ‖Z + τP‖ = radius
             tau = (-zp + math.sqrt(max(zp * zp + pp * (radius * radius - zz), 0.0))) / pp
-            Zh, HZh = Zh + tau * P, HZh + tau * HP
-            return Zh, -(float(np.vdot(g, Zh)) + 0.5 * float(np.vdot(Zh, HZh))), step, True, radius
-        _axpy(alpha, P, Zh)
-        _axpy(alpha, HP, HZh)
-        if not natural:                                              # (with natural, Z is Ẑ)
-            _axpy(alpha, Praw, Z)
-        _axpy(alpha, HP, R)
-        rr_next = float(np.vdot(R, R))
+            HP = P.copy()
+            HP[:k, :k] += Hh_k
+            Zh += tau * P
+            R += tau * HP
+            return Zh, _predicted(g, R, Zh), step, True, radius
         if not natural:
-            _axpy(alpha, Q, Rraw)
-            Rraw[:k, :k] += alpha * _dense(H_k)
-        if (math.sqrt(rr_next) if natural else np.linalg.norm(Rraw)) < target:
+            Hk = np.ascontiguousarray(_dense(H_k))
+        rr_next, rr_raw = cg_step(alpha, P, Hh_k, Zh, R, Praw, Q, Hk, Z, Rraw, not natural)
+        zz += 2 * alpha * zp + alpha * alpha * pp
+        if math.sqrt(rr_next if natural else rr_raw) < target:
             break
-        beta = rr_next / rr
-        _axpby(-1.0, R, beta, P)                                     # P̂ = −R̂ + βP̂
-        _axpy(alpha, _congruence(L, Hh_k) if k == len(X) else X_k.T @ np.asarray(H_k @ X_k), Y)  # K H_F K
-        _axpy(alpha, Praw, Y)
-        _axpby(-1.0, Y, beta, Praw)
-        if not natural:
-            _axpby(-1.0, Rraw, beta, Q)
+        KHK = _congruence(L, Hh_k) if k == len(X) else X_k.T @ np.asarray(H_k @ X_k)   # K H_F(P) K
+        cg_direction(alpha, rr_next / rr, R, P, np.ascontiguousarray(KHK), Y, Praw, Rraw, Q, not natural)
         rr = rr_next
     else:
         step = max_cg
-    return Zh, -(float(np.vdot(g, Zh)) + 0.5 * float(np.vdot(Zh, HZh))), step, False, float(np.linalg.norm(Z))
+    return Zh, _predicted(g, R, Zh), step, False, float(np.linalg.norm(Z))
 
 
-def _axpy(a: float, x: np.ndarray, y: np.ndarray) -> None:
-    """y += a x in place (C-contiguous arrays; one pass, no temporary)."""
-    daxpy(x.ravel(), y.ravel(), a=a)
-
-
-def _axpby(a: float, x: np.ndarray, b: float, y: np.ndarray) -> None:
-    """y = a x + b y in place."""
-    dscal(b, y.ravel())
-    daxpy(x.ravel(), y.ravel(), a=a)
+def _predicted(g: np.ndarray, R: np.ndarray, Zh: np.ndarray) -> float:
+    """m(0) − m(Ẑ) = −(<Ĝ, Ẑ> + ½<Ẑ, ĤẐ>) = −½ <Ĝ + R̂, Ẑ>, since R̂ = ĤẐ + Ĝ."""
+    return -0.5 * (float(np.vdot(g, Zh)) + float(np.vdot(R, Zh)))
 
 
 def natural_gradient(s: _State) -> np.ndarray:
