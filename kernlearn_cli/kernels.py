@@ -62,23 +62,44 @@ def _features(ds, kernel_name: str) -> np.ndarray:
 
 
 @kernels.register("linear")
-def linear(ds, *, center: bool = False, rank: NonNegativeInt = 0) -> np.ndarray:
-    """Linear kernel K0 = X X^T with G0 = X exactly (no centering, no scaling).
+def linear(ds, *, center: bool = False, standardize: bool = False, rank: NonNegativeInt = 0) -> np.ndarray:
+    r"""Linear kernel K0 = X X^T with G0 = X exactly (by default no centering, no scaling).
+
+    With ``standardize`` each feature is scaled to zero mean and unit variance first,
+    x_f ↦ (x_f − μ_f) / σ_f (σ_f the population standard deviation; a constant feature keeps σ_f = 1,
+    i.e. becomes 0), so K0 = Z Zᵀ weighs every feature alike: with M0 = I this is the Euclidean
+    metric of the standardized features (Li et al. 2009, Sec. 6.1, on Spambase, whose raw features
+    span five orders of magnitude).
 
     Parameters
     ----------
     center : bool
-        Subtract the feature means first.
+        Subtract the feature means first (implied by ``standardize``).
+    standardize : bool
+        Scale each feature to zero mean and unit variance first.
     rank : int
         If > 0, keep the best rank-``rank`` approximation (truncated SVD of X); 0 keeps X.
     """
     X = np.array(_features(ds, "linear"), dtype=np.float64)
-    if center:
-        X -= X.mean(axis=0)
+    mu, sd = _linear_scaling(X, center, standardize)
+    X = (X - mu) / sd
     if rank > 0 and rank < min(X.shape):
         U, s, _ = np.linalg.svd(X, full_matrices=False)
         X = U[:, :rank] * s[:rank]
     return np.ascontiguousarray(X)
+
+
+def _linear_scaling(X: np.ndarray, center: bool, standardize: bool) -> tuple[np.ndarray, np.ndarray]:
+    """(μ, σ) of the linear kernel's feature map x ↦ (x − μ) / σ on the training features X:
+    μ the means if ``center`` or ``standardize`` (else 0), σ the standard deviations if
+    ``standardize`` (1 for a constant feature; else 1)."""
+    d = X.shape[1]
+    mu = X.mean(axis=0) if center or standardize else np.zeros(d)
+    sd = np.ones(d)
+    if standardize:
+        sd = X.std(axis=0)
+        sd = np.where(sd > 0, sd, 1.0)
+    return mu, sd
 
 
 #: The rules for the RBF bandwidth: name -> sigma^2 from the pairwise squared distances.
@@ -133,14 +154,17 @@ def rbf(ds, *, sigma: Annotated[float, Interval(0, None, closed="left")] = 0.0, 
     return factorize(rbf_kernel_matrix(X, sigma), rank_tol, rank)
 
 
-def linear_rows(ds, X_new: np.ndarray, G0: np.ndarray, *, center: bool = False, rank: int = 0) -> np.ndarray:
-    """Rows of the initial factor for new points, linear kernel: the feature map x ↦ (x − μ) P with
-    P = X_c⁺ G0 (μ the training means if ``center``), so the training rows give G0 back whatever
-    basis G0 is in (X itself, its truncated SVD, or a full-column-rank reduction of it)."""
+def linear_rows(ds, X_new: np.ndarray, G0: np.ndarray, *, center: bool = False, standardize: bool = False,
+                rank: int = 0) -> np.ndarray:
+    """Rows of the initial factor for new points, linear kernel: the feature map x ↦ ((x − μ) / σ) P
+    with P = Z⁺ G0, Z = (X − μ) / σ the training features as :func:`linear` scaled them (μ the
+    training means if ``center`` or ``standardize``, σ the training standard deviations if
+    ``standardize``), so the training rows give G0 back whatever basis G0 is in (X itself, its
+    truncated SVD, or a full-column-rank reduction of it)."""
     X = np.array(_features(ds, "linear"), dtype=np.float64)
-    mu = X.mean(axis=0) if center else np.zeros(X.shape[1])
-    P = np.linalg.lstsq(X - mu, G0, rcond=None)[0]
-    return (np.asarray(X_new, dtype=np.float64) - mu) @ P
+    mu, sd = _linear_scaling(X, center, standardize)
+    P = np.linalg.lstsq((X - mu) / sd, G0, rcond=None)[0]
+    return ((np.asarray(X_new, dtype=np.float64) - mu) / sd) @ P
 
 
 def rbf_rows(ds, X_new: np.ndarray, G0: np.ndarray, *, sigma: float = 0.0, bandwidth: str = "median",

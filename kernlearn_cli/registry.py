@@ -174,7 +174,7 @@ BUILTINS: dict[str, dict[str, tuple[str, ...]]] = {
     "kernels": {"kernels": ("linear", "rbf", "identity", "precomputed", "laplacian_pinv")},
     "constraints.labeled": {"constraints": ("labeled_subset",)},
     "constraints.must_cannot": {"constraints": ("must_cannot",)},
-    "constraints.pairs": {"constraints": ("random_pairs", "idealized_pairs", "from_file")},
+    "constraints.pairs": {"constraints": ("random_pairs", "idealized_pairs", "itml_pairs", "from_file")},
     "constraints.streams": {"constraints": ("distance_stream",)},
     "constraints.threshold": {"constraints": ("threshold_pairs",)},
     "constraints.triplets": {"constraints": ("neighbor_triplets",)},

@@ -100,11 +100,11 @@ class Study:
 
 def default_rule(metric: str | None, std: float | None, read: str = "value") -> Rule:
     """The rule of a statement that names none (``docs/studies.md``): 2σ (of the difference) with
-    the paper's std; a factor of 2 on a gain; otherwise a factor of 3 for iteration counts and
+    the paper's std; a factor of 2 on a gain or a ratio; otherwise a factor of 3 for iteration counts and
     times, an absolute 0.02 for scores in [0, 1] (accuracy, NMI) and 10% for anything else."""
     if std is not None and read in ("value", "each"):
         return Rule("sigma", 2.0)
-    if read == "gain":
+    if read in ("gain", "ratio"):
         return Rule("factor", 2.0)
     if metric in ("iterations", "seconds", "cpu_seconds") or (metric or "").startswith(("sweeps", "iterations")):
         return Rule("factor", 3.0)
@@ -302,23 +302,25 @@ def _statement(r: _Reader, k: int, spec, tables: dict) -> Statement:
     if read == "value" and len(entries) != 1:
         r.fail(f"{key}.read", f"'value' reads one entry; {len(entries)} given (use each, max, min, range or gain)")
     holds = spec.get("holds", "all")
-    if holds not in ("all", "most") or (holds == "most" and read not in ("each", "gain")):
+    if holds not in ("all", "most") or (holds == "most" and read not in ("each", "gain", "ratio")):
         r.fail(f"{key}.holds", f"'{holds}': all (default) or most (more than half of the entries; "
-                               f"read each or gain only)")
+                               f"read each, gain or ratio only)")
     starts = ()
-    if read == "gain":
+    if read in ("gain", "ratio"):
         if "start" not in spec:
-            r.fail(key, "a gain needs start: the entry (or one per entry) it is measured from")
+            r.fail(key, f"a {read} needs start: the entry (or one per entry) it is measured from")
         starts = _entries(r, spec["start"], f"{key}.start", tables, spec.get("table"))
         if len(starts) not in (1, len(entries)):
             r.fail(f"{key}.start", f"one start entry or one per entry ({len(entries)}); {len(starts)} given")
     elif "start" in spec:
-        r.fail(f"{key}.start", "only a gain (read: gain) has a start")
+        r.fail(f"{key}.start", "only a gain or a ratio (read: gain, read: ratio) has a start")
     paper = spec["paper"]
     paper = tuple(r.number(x, f"{key}.paper") for x in (paper if isinstance(paper, list) else [paper]))
-    size = {"range": (2,), "gain": (1, 2)}.get(read, (1,))
+    size = {"range": (2,), "gain": (1, 2), "ratio": (1, 2)}.get(read, (1,))
     if len(paper) not in size:
         r.fail(f"{key}.paper", f"read '{read}' takes {' or '.join(map(str, size))} number(s), got {len(paper)}")
+    if read == "ratio" and len(paper) == 2 and paper[0] == 0:
+        r.fail(f"{key}.paper", "a ratio [before, after] needs before != 0")
     std = None if spec.get("std") is None else r.number(spec["std"], f"{key}.std", positive=True)
     runs = spec.get("runs")
     if runs is not None and (isinstance(runs, bool) or not isinstance(runs, int) or runs < 1):

@@ -36,7 +36,7 @@ TESTED = ("reproduced", "deviates", "lower bound", "calibrated", "missing")
 #: Metrics a cell stopped on its budget only bounds from below (a capped run's accuracy is a value).
 BOUNDED = ("iterations", "seconds", "cpu_seconds")
 #: How a statement reads its entries.
-READS = ("value", "each", "max", "min", "range", "gain")
+READS = ("value", "each", "max", "min", "range", "gain", "ratio")
 VERDICT_COLUMNS = ("paper", "statement", "where", "entries", "metric", "read", "ours", "ours_text", "ours_std",
                    "seeds", "unconverged", "capped", "paper_value", "paper_text", "paper_std", "paper_runs", "rule",
                    "delta",
@@ -100,10 +100,12 @@ class Statement:
     ``read``: ``value`` (one entry), ``each`` (the rule holds for every entry), ``max`` / ``min``
     (over the entries, e.g. "never exceeded 600"), ``range`` (``paper`` = (low, high) against the
     smallest and largest cell of the entries), ``gain`` (``paper`` = the gain, or (before, after);
-    ours: entry minus its ``start`` entry, for every pair).  ``std`` and ``runs`` are the paper's
+    ours: entry minus its ``start`` entry, for every pair), ``ratio`` (``paper`` = the ratio, or
+    (before, after); ours: entry divided by its ``start`` entry, for every pair: how a time scales,
+    free of the hardware's speed).  ``std`` and ``runs`` are the paper's
     spread and run count (for ``Nsigma``); ``calibrated`` says which of our settings was chosen
     by matching this number or its table; ``kind``: ``judged``, ``not comparable`` or ``context``;
-    ``most``: for ``each`` and ``gain``, more than half of the entries must hold, not all ("on most
+    ``most``: for ``each``, ``gain`` and ``ratio``, more than half of the entries must hold, not all ("on most
     data sets")."""
 
     where: str
@@ -121,9 +123,12 @@ class Statement:
 
     @property
     def paper_value(self) -> float:
-        """The one number the rule compares (the gain for ``gain``; the low end for ``range``)."""
+        """The one number the rule compares (the gain for ``gain``, the ratio for ``ratio``; the low end
+        for ``range``)."""
         if self.read == "gain" and len(self.paper) == 2:
             return self.paper[1] - self.paper[0]
+        if self.read == "ratio" and len(self.paper) == 2:
+            return self.paper[1] / self.paper[0]
         return self.paper[0]
 
 
@@ -200,6 +205,8 @@ def paper_text(s: Statement) -> str:
         return f"{_fmt(p[0])}–{_fmt(p[1])}"
     if s.read == "gain":
         return f"{_fmt(p[0])} → {_fmt(p[1])} ({p[1] - p[0]:+.3g})" if len(p) == 2 else f"gain {p[0]:+.3g}"
+    if s.read == "ratio":
+        return f"{_fmt(p[0])} → {_fmt(p[1])} (×{s.paper_value:.3g})" if len(p) == 2 else f"ratio ×{p[0]:.3g}"
     return _fmt(p[0])
 
 
@@ -261,6 +268,19 @@ def judge(s: Statement, entries: dict[str, pd.DataFrame], metric: str | None = N
         verdict = _combine([judge_value(s.rule, low, s.paper[0]),
                             judge_value(s.rule, high, s.paper[1], None, any(capped))])
         row.update(ours=low, ours_text=f"{_fmt(low)}–{_fmt(high)}")
+    elif s.read == "ratio":                  # entry over its start, for every pair
+        begin = [float(h["value"]) for h in starts]
+        begin = begin * len(values) if len(begin) == 1 else begin
+        ratios = [v / b if b else math.copysign(math.inf, v) if v else math.nan for v, b in zip(values, begin)]
+        start_capped = bounded and any(int(h.get("capped", 0)) for h in starts)
+        # a capped entry (a time or count stopped on its budget) makes its ratio a lower bound; a capped
+        # start makes it an upper bound, which no rule here can use: the verdict is then "lower bound"
+        parts = ["lower bound" if start_capped else judge_value(s.rule, r, s.paper_value, None, c)
+                 for r, c in zip(ratios, capped)]
+        k = next((i for i, p in enumerate(parts) if p != "reproduced"), 0)
+        verdict = _combine(parts, s.most)
+        row.update(ours=ratios[k], ours_text=", ".join(f"{_fmt(b)} → {_fmt(v)} (×{r:.3g})"
+                                                       for b, v, r in zip(begin, values, ratios)))
     else:                                    # gain: entry minus its start, for every pair
         begin = [float(h["value"]) for h in starts]
         begin = begin * len(values) if len(begin) == 1 else begin

@@ -115,6 +115,20 @@ STATS = {"t": _stats([(10, "a", 3.0, 1.0, 2, 4, 5, 0), (1000, "a", 430.0, 46, 30
     # "from 94 to 97 percent for both": the gain, for each end; ours +0.013 / +0.009 against +0.03
     (_statement("gain", [("end", "a"), ("end", "b")], [0.94, 0.97], Rule("factor", 2), [("init", "a")]), "deviates"),
     (_statement("gain", [("end", "a")], [0.01], Rule("factor", 2), [("init", "a")]), "reproduced"),
+    # "scales unfavorably" / "roughly unaffected": a time's ratio, free of the hardware's speed
+    (_statement("ratio", [(1000, "a")], [16], Rule("at_least"), [(10, "a")]), "reproduced"),          # 430 / 3
+    (_statement("ratio", [(1000, "a")], [200], Rule("at_least"), [(10, "a")]), "deviates"),
+    (_statement("ratio", [(1000, "a")], [10, 1000], Rule("factor", 2), [(10, "a")]), "reproduced"),   # ×100
+    (_statement("ratio", [(1000, "a")], [1], Rule("factor", 2), [(10, "a")]), "deviates"),
+    (_statement("ratio", [("end", "a"), ("end", "b")], [1], Rule("factor", 2), [("init", "a")]), "reproduced"),
+    # a capped entry bounds its ratio from below: enough for at_least, never for a two-sided rule
+    (_statement("ratio", [(1000, "b")], [16], Rule("at_least"), [(10, "a")]), "reproduced"),
+    (_statement("ratio", [(1000, "b")], [1000], Rule("factor", 3), [(10, "a")]), "lower bound"),
+    (_statement("ratio", [(1000, "b")], [1], Rule("factor", 3), [(10, "a")]), "deviates"),
+    # a capped start: the ratio is only bounded from above, so no rule can tell
+    (_statement("ratio", [(10, "a")], [0.001], Rule("at_most"), [(1000, "b")]), "lower bound"),
+    (_statement("ratio", [(10, "a"), (1000, "a"), ("end", "a")], [1], Rule("factor", 2), [("init", "a")],
+                most=True), "deviates"),                                       # 3.1, 444, 1.01: one of three
     # each entry must hold; "on most data sets": more than half
     (_statement("each", [(10, "a"), (1000, "a")], [3], Rule("factor", 3)), "deviates"),
     (_statement("each", [(10, "a"), (1000, "a"), ("init", "a")], [2], Rule("factor", 3), most=True), "reproduced"),
@@ -171,6 +185,8 @@ def _bad(tmp_path, change):
     (lambda s: s["statements"][0].update(kind="aside"), "statements[0].kind"),
     (lambda s: s["statements"][0].update(read="range"), "takes 2 number(s)"),
     (lambda s: s["statements"][0].update(read="gain"), "a gain needs start"),
+    (lambda s: s["statements"][0].update(read="ratio"), "a ratio needs start"),
+    (lambda s: s["statements"][0].update(start={"row": 1, "col": "burg"}), "only a gain or a ratio"),
     (lambda s: s["statements"][0].update(entries=[{"table": "tiny_acc", "row": 1, "col": "burg"}]), "give the entry"),
     (lambda s: s.update(statements=[{"where": "x", "paper": 1, "entries": [{"table": "tiny_acc", "row": [1, 2],
                                                                             "col": "burg"}]}]), "'value' reads one"),

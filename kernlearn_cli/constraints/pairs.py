@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Annotated
 
 import numpy as np
 
 from ..errors import ConfigError, DataError
-from ..params import Fraction, PositiveInt
+from ..params import Fraction, Interval, Length, PositiveInt
 from ..registry import constraints
 from ..types import KIND_CODE, PAIR_KINDS, Constraints
 
@@ -42,7 +43,7 @@ def sample_pairs(n: int, count: int, rng: np.random.Generator, keep=None) -> tup
             rest = np.flatnonzero(~drawn)
             if rest.size == 0:
                 raise ConfigError(f"constraints.count = {count} exceeds the {count - short} usable pairs "
-                                  f" of {n} points (pairs of coincident points carry no bound).")
+                                  f"of {n} points (pairs of coincident points carry no bound).")
             pick = rng.choice(rest, size=min(short, rest.size), replace=False)
         pick = np.concatenate(chosen)
         return iu[pick], ju[pick]
@@ -127,6 +128,80 @@ def idealized_pairs(ds, G_ref, *, rng, count: PositiveInt = 100, epsilon: Fracti
         The push, 0 <= epsilon < 1 (0 gives the bounds of ``random_pairs``).
     """
     return _labelled_pairs(ds, G_ref, rng, count, epsilon, "idealized_pairs")
+
+
+#: ``itml_pairs``' (u, l) percentiles: two numbers in [0, 100].
+Percentiles = Annotated[list[Annotated[float, Interval(0, 100)]], Length(2, 2)]
+
+
+@constraints.register("itml_pairs")
+def itml_pairs(ds, G_ref, *, rng, count: PositiveInt = 100, percentiles: Percentiles = (5.0, 95.0)) -> Constraints:
+    r"""Random labelled pairs with ITML's thresholds (Davis et al. 2007; Li et al. 2009, Sec. 6.1).
+
+    ``count`` distinct unordered pairs (i, j) are drawn uniformly by :func:`sample_pairs` with the
+    cell's generator, among the pairs that do not coincide under the reference kernel
+    K_ref = G_ref G_refᵀ (the initial kernel K0 unless the config gives ``reference``):
+
+    .. math::  d_0(i, j) = (e_i - e_j)^T K_{ref} (e_i - e_j) = \lVert g_i - g_j \rVert^2 > \tau,
+               \qquad \tau = 10^{-12}\, \tfrac{1}{n} \textstyle\sum_k \lVert g_k \rVert^2,
+
+    (g_k the rows of G_ref; τ only absorbs rounding, duplicate feature vectors give d_0 = 0). Such
+    a pair can never be moved apart by a kernel in the range of K0, so a dissimilar one would be
+    unsatisfiable (``burg`` raises, the ITML loss ψ of ``trin`` is infinite at 0). With (p_u, p_l)
+    = ``percentiles``, the thresholds are percentiles of the drawn pairs' reference distances,
+
+    .. math::  u = P_{p_u}\{d_0(i_q, j_q)\}_{q=1}^{c}, \qquad l = P_{p_l}\{d_0(i_q, j_q)\}_{q=1}^{c}
+
+    (``numpy.percentile``, linear interpolation), and each pair gives one constraint on the learned
+    kernel K: same class d_K(i, j) <= u (``dist_le``), different classes d_K(i, j) >= l
+    (``dist_ge``). These are ITML's constraints (its defaults p_u = 5, p_l = 95) and the ITML row
+    of Li et al.'s Table 2, where ψ penalises d > u for a similar pair and d < l for a
+    dissimilar one; with ``kernel: {name: linear}`` they constrain the Mahalanobis distance
+    (x_i - x_j)ᵀ M (x_i - x_j), K = X M Xᵀ (Li et al. Sec. 6.1, Spambase).
+
+    Parameters
+    ----------
+    count : int
+        Number of pairs c (>= 1); at most the number of pairs of non-coincident points.
+    percentiles : [float, float]
+        (p_u, p_l), 0 <= p_u < p_l <= 100: the percentiles of u and l.
+
+    Returns
+    -------
+    Constraints
+        c pair constraints in the order drawn, i < j in each.
+
+    Raises
+    ------
+    DataError
+        The dataset has no class labels, or G_ref does not have one row per point.
+    ConfigError
+        ``percentiles`` not increasing, or ``count`` above the number of usable pairs.
+
+    Examples
+    --------
+    >>> from kernlearn_cli.types import Dataset
+    >>> ds = Dataset("toy", X=np.array([[0.0], [1.0], [3.0], [3.0]]), y=np.array([0, 0, 1, 1]))
+    >>> C = itml_pairs(ds, ds.X, rng=np.random.default_rng(0), count=5)   # (2, 3) coincide
+    >>> sorted(zip(C.i.tolist(), C.j.tolist()))
+    [(0, 1), (0, 2), (0, 3), (1, 2), (1, 3)]
+    """
+    if ds.y is None:
+        raise DataError(f"constraint generator 'itml_pairs' needs class labels, but dataset '{ds.name}' has none.")
+    p_u, p_l = (float(p) for p in percentiles)
+    if not p_u < p_l:
+        raise ConfigError(f"constraints.percentiles must be [u, l] with 0 <= u < l <= 100 (u the percentile of the "
+                          f"similar pairs' bound, l of the dissimilar ones'); got [{p_u:g}, {p_l:g}].")
+    G = np.asarray(G_ref, dtype=np.float64)
+    if G.shape[0] != ds.n:
+        raise DataError(f"constraint generator 'itml_pairs': the reference kernel has {G.shape[0]} rows, but "
+                        f"dataset '{ds.name}' has {ds.n} points.")
+    tiny = 1e-12 * float(np.einsum("ij,ij->", G, G)) / max(ds.n, 1)
+    i, j = sample_pairs(ds.n, count, rng, keep=lambda i, j: _squared_distances(G, i, j) > tiny)
+    d = _squared_distances(G, i, j)
+    u, l = (float(v) for v in np.percentile(d, [p_u, p_l]))
+    same = ds.y[i] == ds.y[j]
+    return Constraints(i, j, np.where(same, KIND_CODE["dist_le"], KIND_CODE["dist_ge"]), np.where(same, u, l))
 
 
 @constraints.register("from_file")

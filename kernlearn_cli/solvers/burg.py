@@ -31,11 +31,11 @@ from __future__ import annotations
 
 import math
 import time
-from typing import Callable
+from typing import Callable, Literal
 
 import numpy as np
 
-from ..errors import DataError
+from ..errors import ConfigError, DataError
 from ..kernels import full_column_rank
 from ..registry import solvers
 from ..types import Constraints, SolverResult
@@ -79,7 +79,8 @@ def slack_penalty(bhat: np.ndarray, b: np.ndarray, slack: float) -> float:
 @solvers.register("burg")
 def burg(G0: np.ndarray, constraints: Constraints, *, tol: Positive = 1e-3, feas_tol: Positive = 1e-3,
          max_sweeps: PositiveInt = 10000, slack: Slack = math.inf, certify_every: PositiveInt = 50,
-         slack_if_infeasible: Positive | None = None, callback: Callable | None = None) -> SolverResult:
+         slack_if_infeasible: Positive | None = None, stop: Literal["certified", "dual_change"] = "certified",
+         callback: Callable | None = None) -> SolverResult:
     """Cyclic Bregman projections under the Burg (LogDet) divergence, O(r^2) per projection.
 
     Parameters
@@ -101,6 +102,13 @@ def burg(G0: np.ndarray, constraints: Constraints, *, tol: Positive = 1e-3, feas
         ITML-style slack gamma > 0; ``inf`` (default) enforces the constraints exactly.
         Finite gamma always has a solution (use it for infeasible sets); supported for
         distance constraints and diagonal similarity constraints with positive bounds.
+    stop : {"certified", "dual_change"}
+        ``certified`` (default): the rule above, dual change <= ``tol`` and every constraint met to
+        ``feas_tol``. ``dual_change``: the dual change alone, the rule of the authors' ITML code
+        (Davis et al. 2007: ||lambda - lambda_old||_1 / (||lambda||_2 + ||lambda_old||_2) < tol after a
+        sweep), for finite ``slack`` only; the certificate then checks the dual change (the largest
+        violation is kept as a figure), so ``converged`` says that the dual change fell to ``tol``
+        within ``max_sweeps``.
     slack_if_infeasible : float, optional
         Enforce the constraints exactly, and only where that run is certified infeasible solve
         again with slack gamma = this value, a finite gamma > 0
@@ -129,6 +137,10 @@ def burg(G0: np.ndarray, constraints: Constraints, *, tol: Positive = 1e-3, feas
     SolverError
         A projection broke down numerically and no certificate could be verified.
     """
+    if stop == "dual_change" and (math.isinf(slack) or slack_if_infeasible is not None):
+        raise ConfigError("solver.stop 'dual_change' (ITML's rule: the dual change alone) needs a finite "
+                          f"solver.slack and no slack_if_infeasible; got slack {slack:g}: hard constraints must be "
+                          "met to feas_tol (stop 'certified').")
     if slack_if_infeasible is not None:          # hard where feasible, slack where certified infeasible
         return hard_else_slack(
             lambda gamma: burg(G0, constraints, tol=tol, feas_tol=feas_tol, max_sweeps=max_sweeps, slack=gamma,
@@ -159,7 +171,7 @@ def burg(G0: np.ndarray, constraints: Constraints, *, tol: Positive = 1e-3, feas
     stopped_by, sweep, history, check_seconds = run_sweeps(
         lambda: _k.burg_sweep(G0, constraints.i, constraints.j, constraints.kind, bhat, lam, B, float(slack), *work),
         lam, constraints, name="burg", tol=tol, feas_tol=feas_tol, max_sweeps=max_sweeps,
-        hard=math.isinf(slack), certify_every=certify_every,
+        hard=math.isinf(slack), certify_every=certify_every, feasible=stop == "certified",
         violation=violation,
         farkas=lambda y0: infeasibility_certificate(rc, y0), callback=callback)
     seconds = time.perf_counter() - t0
@@ -167,6 +179,7 @@ def burg(G0: np.ndarray, constraints: Constraints, *, tol: Positive = 1e-3, feas
     x = last["x"] if stopped_by == "tolerance" else rc.values(B)
     objective = burg_divergence_core(B)
     cert = bregman_certificate(x, constraints, lam, bhat, slack=slack, tol=tol, feas_tol=feas_tol,
+                               feasible=stop == "certified",
                                dual_changes=history["dual_change"], stopped_by=stopped_by,
                                primal=objective + slack_penalty(bhat, constraints.bound, slack),
                                dual=burg_dual(rc, lam, slack), sweeps=sweep)
