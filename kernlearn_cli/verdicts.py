@@ -167,6 +167,18 @@ def judge_value(rule: Rule, ours: float, paper: float, se: float | None = None,
     return "lower bound" if holds or ours < paper else "deviates"
 
 
+def _judge_upper(rule: Rule, ours: float, paper: float) -> str:
+    """:func:`judge_value` for a value that only bounds the true one from above (a ratio whose start
+    was stopped on its budget): ``deviates`` when every value from ours down fails the rule,
+    ``reproduced`` only when every one passes (``at_most``), otherwise ``lower bound`` (undecided)."""
+    holds = rule.holds(ours, paper, None)
+    if rule.kind == "at_most":
+        return "reproduced" if holds else "lower bound"
+    if rule.kind == "at_least":
+        return "lower bound" if holds else "deviates"
+    return "lower bound" if holds or ours > paper else "deviates"
+
+
 def _combine(parts: list[str], most: bool = False) -> str:
     """The verdict of several compared values: any deviation deviates, then any lower bound; with
     ``most`` (the paper says "on most data sets") more than half must be reproduced."""
@@ -272,11 +284,12 @@ def judge(s: Statement, entries: dict[str, pd.DataFrame], metric: str | None = N
         begin = [float(h["value"]) for h in starts]
         begin = begin * len(values) if len(begin) == 1 else begin
         ratios = [v / b if b else math.copysign(math.inf, v) if v else math.nan for v, b in zip(values, begin)]
-        start_capped = bounded and any(int(h.get("capped", 0)) for h in starts)
-        # a capped entry (a time or count stopped on its budget) makes its ratio a lower bound; a capped
-        # start makes it an upper bound, which no rule here can use: the verdict is then "lower bound"
-        parts = ["lower bound" if start_capped else judge_value(s.rule, r, s.paper_value, None, c)
-                 for r, c in zip(ratios, capped)]
+        start_caps = [bool(bounded and int(h.get("capped", 0))) for h in starts]
+        start_caps = start_caps * len(values) if len(start_caps) == 1 else start_caps
+        # a capped entry (a time or count stopped on its budget) makes its ratio a lower bound, a capped
+        # start an upper bound (each pair on its own); both capped: undecided
+        parts = [("lower bound" if c else _judge_upper(s.rule, r, s.paper_value)) if sc
+                 else judge_value(s.rule, r, s.paper_value, None, c) for r, c, sc in zip(ratios, capped, start_caps)]
         k = next((i for i, p in enumerate(parts) if p != "reproduced"), 0)
         verdict = _combine(parts, s.most)
         row.update(ours=ratios[k], ours_text=", ".join(f"{_fmt(b)} → {_fmt(v)} (×{r:.3g})"

@@ -125,6 +125,11 @@ STATS = {"t": _stats([(10, "a", 3.0, 1.0, 2, 4, 5, 0), (1000, "a", 430.0, 46, 30
     (_statement("ratio", [(1000, "b")], [16], Rule("at_least"), [(10, "a")]), "reproduced"),
     (_statement("ratio", [(1000, "b")], [1000], Rule("factor", 3), [(10, "a")]), "lower bound"),
     (_statement("ratio", [(1000, "b")], [1], Rule("factor", 3), [(10, "a")]), "deviates"),
+    # a capped start bounds the ratio from above, each pair on its own: below the band deviates
+    (_statement("ratio", [(10, "a")], [1], Rule("factor", 2), [(1000, "b")]), "deviates"),
+    (_statement("ratio", [(10, "a")], [0.001], Rule("factor", 2), [(1000, "b")]), "lower bound"),
+    (_statement("ratio", [(10, "a")], [1], Rule("at_most"), [(1000, "b")]), "reproduced"),
+    (_statement("ratio", [(1000, "b")], [1], Rule("factor", 2), [(1000, "b")]), "lower bound"),
     # a capped start: the ratio is only bounded from above, so no rule can tell
     (_statement("ratio", [(10, "a")], [0.001], Rule("at_most"), [(1000, "b")]), "lower bound"),
     (_statement("ratio", [(10, "a"), (1000, "a"), ("end", "a")], [1], Rule("factor", 2), [("init", "a")],
