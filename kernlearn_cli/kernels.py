@@ -81,7 +81,7 @@ def linear(ds, *, center: bool = False, standardize: bool = False, rank: NonNega
         If > 0, keep the best rank-``rank`` approximation (truncated SVD of X); 0 keeps X.
     """
     X = np.array(_features(ds, "linear"), dtype=np.float64)
-    mu, sd = _linear_scaling(X, center, standardize)
+    mu, sd = _feature_scaling(X, center, standardize)
     X = (X - mu) / sd
     if rank > 0 and rank < min(X.shape):
         U, s, _ = np.linalg.svd(X, full_matrices=False)
@@ -89,8 +89,8 @@ def linear(ds, *, center: bool = False, standardize: bool = False, rank: NonNega
     return np.ascontiguousarray(X)
 
 
-def _linear_scaling(X: np.ndarray, center: bool, standardize: bool) -> tuple[np.ndarray, np.ndarray]:
-    """(μ, σ) of the linear kernel's feature map x ↦ (x − μ) / σ on the training features X:
+def _feature_scaling(X: np.ndarray, center: bool, standardize: bool) -> tuple[np.ndarray, np.ndarray]:
+    """(μ, σ) of the feature map x ↦ (x − μ) / σ of ``linear`` and ``rbf`` on the training features X:
     μ the means if ``center`` or ``standardize`` (else 0), σ the standard deviations if
     ``standardize`` (1 for a constant feature; else 1)."""
     d = X.shape[1]
@@ -145,8 +145,8 @@ def rbf(ds, *, sigma: Annotated[float, Interval(0, None, closed="left")] = 0.0, 
     """
     X = np.array(_features(ds, "rbf"), dtype=np.float64)
     if standardize:
-        sd = X.std(axis=0)
-        X = (X - X.mean(axis=0)) / np.where(sd > 0, sd, 1.0)
+        mu, sd = _feature_scaling(X, False, True)
+        X = (X - mu) / sd
     if sigma <= 0:
         sigma = rbf_bandwidth(X, bandwidth)
         if sigma <= 0:
@@ -162,7 +162,7 @@ def linear_rows(ds, X_new: np.ndarray, G0: np.ndarray, *, center: bool = False, 
     ``standardize``), so the training rows give G0 back whatever basis G0 is in (X itself, its
     truncated SVD, or a full-column-rank reduction of it)."""
     X = np.array(_features(ds, "linear"), dtype=np.float64)
-    mu, sd = _linear_scaling(X, center, standardize)
+    mu, sd = _feature_scaling(X, center, standardize)
     P = np.linalg.lstsq((X - mu) / sd, G0, rcond=None)[0]
     return ((np.asarray(X_new, dtype=np.float64) - mu) / sd) @ P
 
@@ -175,8 +175,7 @@ def rbf_rows(ds, X_new: np.ndarray, G0: np.ndarray, *, sigma: float = 0.0, bandw
     X = np.array(_features(ds, "rbf"), dtype=np.float64)
     Y = np.asarray(X_new, dtype=np.float64)
     if standardize:
-        mu, sd = X.mean(axis=0), X.std(axis=0)
-        sd = np.where(sd > 0, sd, 1.0)
+        mu, sd = _feature_scaling(X, False, True)
         X, Y = (X - mu) / sd, (Y - mu) / sd
     if sigma <= 0:
         sigma = rbf_bandwidth(X, bandwidth)
