@@ -46,7 +46,7 @@ def secular_decomposition(d, w, alpha):
     _k._eigvals(pole, weight, k, alpha, org, tau, wk, iw, False)
     U, dd = np.empty((r, r)), d.copy()
     _k._eigvecs(dd, w, perm, owner, pole, k, org, tau, U, wk, iw)
-    return U, dd, pole, weight, k, org, tau, wk, iw
+    return U.T, dd, pole, weight, k, org, tau, wk, iw
 
 
 @pytest.mark.parametrize("case", ["distinct", "repeated", "zero_weights", "negative_alpha", "tiny_alpha"])

@@ -44,7 +44,9 @@ from ._cyclic import BROKEN, OK, STUCK, TINY, dual_step, rel_violation, sign
 
 # The secular solver subtracts the root's offset from exactly computed pole differences;
 # reassociation there would destroy the relative accuracy of roots near a pole, so only the
-# reductions below (over precomputed differences) may be vectorised.
+# reductions below (over precomputed differences) may be vectorised.  They also take numpy's
+# error model: Python's raises on a zero divisor, a test per division that keeps the loop scalar
+# (4x slower at r = 64); a root never sits on a pole, and a non-finite sum is caught by the caller.
 _EPS = 2.220446049250313e-16
 _FASTMATH = {"reassoc", "contract", "nsz", "arcp"}
 MAX_EVALS = 60
@@ -102,7 +104,7 @@ def _quad_value(gre, gim, alpha):
     return 2.0 * s
 
 
-@njit(cache=True, fastmath=_FASTMATH)
+@njit(cache=True, fastmath=_FASTMATH, error_model="numpy")
 def _sums(delta, weight, start, stop, t):
     """sum_j weight_j q_j and sum_j weight_j q_j^2 over j in [start, stop), q_j = 1/(delta_j - t)."""
     s = 0.0
@@ -414,12 +416,13 @@ def _root_advance(st, x1, y1, evals):
 
 
 @njit(cache=True, error_model="numpy")
-def _eigvecs(d, w, perm, owner, pole, k, org, tau, U, wk, iw):
-    """Orthonormal eigenvectors of D + alpha ww^T (columns of U, original index order).
+def _eigvecs(d, w, perm, owner, pole, k, org, tau, Ut, wk, iw):
+    """Orthonormal eigenvectors of D + alpha ww^T as the rows of Ut (D + alpha ww^T = U Theta U^T,
+    components in original index order; rows, so that each is written contiguously).
 
     Secular roots: u_i ~ (D - theta_i)^-1 w.  Each merged group of size m contributes
     m - 1 vectors orthogonal to its part of w (a Householder basis); zero-weight
-    entries keep their unit vectors.  Returns the eigenvalue of every column in ``d``
+    entries keep their unit vectors.  Returns the eigenvalue of every row in ``d``
     (the roots first, in increasing order).  Workspace: wk rows 4-7, iw row 1.
     """
     r = d.shape[0]
@@ -439,12 +442,12 @@ def _eigvecs(d, w, perm, owner, pole, k, org, tau, U, wk, iw):
             h[j] = wl[j] / ((dg[j] - base) - ti)
         nn = 1.0 / math.sqrt(_sumsq(h))
         for j in range(r):
-            U[j, col] = h[j] * nn
+            Ut[col, j] = h[j] * nn
         newd[col] = base + ti
         col += 1
     for i in range(k, r):
         for j in range(r):
-            U[j, i] = 0.0
+            Ut[i, j] = 0.0
     # groups: complement of w within the group; weight-0 entries: unit vectors
     t = 0
     while t < r:
@@ -454,14 +457,14 @@ def _eigvecs(d, w, perm, owner, pole, k, org, tau, U, wk, iw):
             t += 1
         if g < 0:
             j = perm[start]
-            U[j, col] = 1.0
+            Ut[col, j] = 1.0
             newd[col] = d[j]
             col += 1
             continue
         m = t - start
         if m == 1:
             continue
-        # Householder H = I - 2 h h^T / h^T h maps w_G to -sign(w_0)|w_G| e_0; columns 1..m-1 of H
+        # Householder H = I - 2 h h^T / h^T h maps w_G to -sign(w_0)|w_G| e_0; rows 1..m-1 of H
         nw = 0.0
         for s in range(start, t):
             nw += w[perm[s]] ** 2
@@ -474,7 +477,7 @@ def _eigvecs(d, w, perm, owner, pole, k, org, tau, U, wk, iw):
             hh += h[s] * h[s]
         for c in range(1, m):
             for s in range(m):
-                U[perm[start + s], col] = (1.0 if s == c else 0.0) - 2.0 * h[s] * h[c] / hh
+                Ut[col, perm[start + s]] = (1.0 if s == c else 0.0) - 2.0 * h[s] * h[c] / hh
             newd[col] = pole[g]
             col += 1
     for i in range(r):
@@ -483,8 +486,19 @@ def _eigvecs(d, w, perm, owner, pole, k, org, tau, U, wk, iw):
 
 @njit(cache=True)
 def _gemm_into(A, B, out):
-    """out = A B for square matrices (BLAS, no allocation)."""
+    """out = A B for square matrices (BLAS, no allocation; B may be a transposed view)."""
     np.dot(A, B, out)
+
+
+@njit(cache=True, fastmath=_FASTMATH)
+def _matvec(A, x, out):
+    """out = A x."""
+    r = A.shape[0]
+    for i in range(r):
+        s = 0.0
+        for j in range(r):
+            s += A[i, j] * x[j]
+        out[i] = s
 
 
 @njit(cache=True, fastmath=_FASTMATH)
@@ -519,7 +533,7 @@ _N_IW = 5
 @njit(cache=True, error_model="numpy")
 def _rank_two_value(alpha, k, D, perm, pole, weight, owner, org, tau, U1, U2, wk, iw):
     """K_ij(alpha) = a^T exp(D + (alpha/4)(s s^T - t t^T)) c by two diagonal-plus-rank-one
-    decompositions (left in U1, wk[D1] and U2, wk[D2]); O(r^2).  The k poles of the first
+    decompositions (left in U1^T, wk[D1] and U2^T, wk[D2], eigenvectors as rows); O(r^2).  The k poles of the first
     stage (D with weights s^2) are set up by the caller."""
     r = D.shape[0]
     s, t, a, c = wk[_WK_S], wk[_WK_T], wk[_WK_A], wk[_WK_C]
@@ -529,9 +543,9 @@ def _rank_two_value(alpha, k, D, perm, pole, weight, owner, org, tau, U1, U2, wk
     if alpha != 0.0:
         _eigvals(pole, weight, k, 0.25 * alpha, org, tau, wk, iw, False)
         _eigvecs(d1, s, perm, owner, pole, k, org, tau, U1, wk, iw)
-        _tmatvec(U1, t, t1)
-        _tmatvec(U1, a, a1)
-        _tmatvec(U1, c, c1)
+        _matvec(U1, t, t1)
+        _matvec(U1, a, a1)
+        _matvec(U1, c, c1)
     else:
         for i in range(r):
             for j in range(r):
@@ -556,16 +570,16 @@ def _rank_two_value(alpha, k, D, perm, pole, weight, owner, org, tau, U1, U2, wk
         ua = 0.0
         uc = 0.0
         for m in range(r):
-            ua += U2[m, l] * a1[m]
-            uc += U2[m, l] * c1[m]
+            ua += U2[l, m] * a1[m]
+            uc += U2[l, m] * c1[m]
         f += math.exp(d2[l]) * ua * uc
     return f
 
 
 @njit(cache=True, error_model="numpy")
-def _apply(W, U, Wn):
-    """W <- W U (the O(r^3) step of Alg. 2)."""
-    _gemm_into(W, U, Wn)
+def _apply(W, Ut, Wn):
+    """W <- W U, given Ut = U^T (the O(r^3) step of Alg. 2)."""
+    _gemm_into(W, Ut.T, Wn)
     r = W.shape[0]
     for a in range(r):
         for c in range(r):
@@ -604,7 +618,7 @@ def rank_one_update(D, alpha, w, X):
         return 0
     _eigvals(pole, weight, k, alpha, org, tau, wk, iw, False)
     _eigvecs(D, w, perm, owner, pole, k, org, tau, U, wk, iw)
-    XU = np.dot(X, U)
+    XU = np.dot(X, U.T)
     for a in range(X.shape[0]):
         for c in range(r):
             X[a, c] = XU[a, c]
@@ -733,7 +747,7 @@ def von_neumann_sweep(V0, ci, cj, kind, bhat, lam, W, D, slack):
             applied = dual_step(alpha, lam, q, delta)
             if not hard:
                 bhat[q] = b * math.exp(-applied * inv_slack)
-            _gemm_into(U, U2, Wn)                           # U1 U2, then W <- W U1 U2
+            _gemm_into(U2, U, Wn)                           # (U1 U2)^T = U2^T U1^T, then W <- W U1 U2
             for l in range(r):
                 for m in range(r):
                     U[l, m] = Wn[l, m]
@@ -801,7 +815,7 @@ def von_neumann_sweep(V0, ci, cj, kind, bhat, lam, W, D, slack):
         applied = dual_step(alpha, lam, q, delta)           # = alpha: it lies within the clamp
         if not hard:
             bhat[q] = b * math.exp(-applied * inv_slack)    # slack: log bhat <- log bhat - alpha/gamma
-        # D + beta ww^T = U Theta U^T from the secular roots at alpha
+        # D + beta ww^T = U Theta U^T from the secular roots at alpha (U holds U^T)
         _eigvecs(D, w, perm, owner, pole, k, org, tau, U, wk, iw)   # D <- Theta
         _apply(W, U, Wn)                                    # W <- W U
     return OK, -1, maxviol, argmax, xev, evals, solves, maxev
