@@ -16,17 +16,19 @@ from typing import TYPE_CHECKING, Literal
 import numpy as np
 
 from .errors import ConfigError
+from .params import checked_arguments
 
 if TYPE_CHECKING:
     import scipy.sparse as sp
 
 #: The choices of the graph settings of the components that build one (declared in their signatures,
-#: so checked by the registry before they reach these functions).
+#: so checked by the registry before they reach these functions, and by these functions for a direct call).
 Laplacian = Literal["normalized", "unnormalized"]
 Scaling = Literal["none", "minmax", "standard"]
 EdgeWeight = Literal["half_mean", "edge_mean"]
 
 
+@checked_arguments("how")
 def scale_features(X: np.ndarray, how: Scaling) -> np.ndarray:
     """Per-feature scaling before the graph: ``minmax`` to [0, 1], ``standard`` to zero mean and
     unit variance, ``none``.  Constant features are left at 0."""
@@ -68,6 +70,7 @@ def nearest_neighbors(X: np.ndarray, m: int) -> tuple[np.ndarray, np.ndarray]:
     return dist, idx
 
 
+@checked_arguments("kind", "bandwidth")
 def knn_laplacian(X: np.ndarray, *, neighbors: int = 5, sigma_neighbors: int = 10,
                   kind: Laplacian = "normalized", bandwidth: EdgeWeight = "half_mean") -> tuple[sp.csr_matrix, dict]:
     """Graph Laplacian of the Gaussian-weighted k-NN graph of the rows of X.

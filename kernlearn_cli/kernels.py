@@ -15,7 +15,7 @@ import numpy as np
 from .errors import ConfigError, DataError
 from .graph import EdgeWeight, Scaling
 from .linalg import eigh
-from .params import Fraction, Interval, NonNegativeInt, Positive, PositiveInt
+from .params import Fraction, Interval, NonNegativeInt, Positive, PositiveInt, checked_arguments
 from .registry import kernels
 
 #: Default relative tolerance of the rank-revealing factorizations: eigen- or
@@ -107,6 +107,7 @@ BANDWIDTHS = {"median": np.median, "mean_sq": np.mean, "zhang2012": lambda d2: n
 Bandwidth = Literal["median", "mean_sq", "zhang2012"]
 
 
+@checked_arguments("rule")
 def rbf_bandwidth(X: np.ndarray, rule: Bandwidth) -> float:
     """sigma for k(x, y) = exp(-||x - y||^2 / (2 sigma^2)) by a named rule.
 
@@ -167,7 +168,7 @@ def linear_rows(ds, X_new: np.ndarray, G0: np.ndarray, *, center: bool = False, 
     return ((np.asarray(X_new, dtype=np.float64) - mu) / sd) @ P
 
 
-def rbf_rows(ds, X_new: np.ndarray, G0: np.ndarray, *, sigma: float = 0.0, bandwidth: str = "median",
+def rbf_rows(ds, X_new: np.ndarray, G0: np.ndarray, *, sigma: float = 0.0, bandwidth: Bandwidth = "median",
              standardize: bool = False, rank: int = 0, rank_tol: float = RANK_TOL) -> np.ndarray:
     """Rows of the initial factor for new points, Gaussian kernel: the Nyström (kernel-PCA) extension
     g0(x) = k0(x, X) G0 (G0ᵀG0)⁻¹ (= k0(x, X) V Λ^{-1/2} for G0 = V Λ^{1/2}), with σ and the

@@ -24,6 +24,8 @@ reads an annotation once into that check; the registry compiles a component's wh
 from __future__ import annotations
 
 import difflib
+import functools
+import inspect
 import math
 import numbers
 import types
@@ -264,6 +266,31 @@ def coerce(value: Any, tp, where: str) -> Any:
 
 def settings_hints(func, settings) -> dict[str, Any]:
     """The annotation of each of ``settings`` (parameter names of ``func``), with its ``Annotated``
-    metadata; ``Any`` for a setting without one. Evaluated once, when the function is registered."""
-    hints = typing.get_type_hints(func, include_extras=True)
+    metadata; ``Any`` for a setting without one. Evaluated once, when the function is registered;
+    only these annotations are evaluated (the others may name types imported for type checkers only)."""
+    wanted = {k: v for k, v in getattr(func, "__annotations__", {}).items() if k in settings}
+    hints = typing.get_type_hints(types.SimpleNamespace(__annotations__=wanted), include_extras=True,
+                                  globalns=getattr(inspect.unwrap(func), "__globals__", None))
     return {name: hints.get(name, Any) for name in settings}
+
+
+def checked_arguments(*names: str):
+    """Decorator for a plain function that is not a registered component: check its arguments
+    ``names`` against their annotations on every call, as a config's settings are checked
+    (:func:`compile_check`), so that a direct call with a value outside a ``Literal`` or an
+    ``Interval`` raises :class:`ConfigError` naming the function and the argument instead of falling
+    through to another branch. The registry's components get the same checks without it."""
+    def deco(func):
+        signature = inspect.signature(func)
+        checks = {k: compile_check(tp) for k, tp in settings_hints(func, names).items()}
+        where = func.__qualname__
+
+        @functools.wraps(func)
+        def checked(*args, **kwargs):
+            bound = signature.bind(*args, **kwargs)
+            for key, check in checks.items():
+                if key in bound.arguments:
+                    bound.arguments[key] = check(bound.arguments[key], f"{where}: {key}")
+            return func(*bound.args, **bound.kwargs)
+        return checked
+    return deco

@@ -181,3 +181,60 @@ def test_a_direct_call_converts_and_checks_without_evaluating_annotations_again(
     with pytest.raises(ConfigError, match=r"^solver 'probe': order: expected one of 'a', 'b', got 'c'\.$"):
         probe(None, None, order="c")
     assert registry.get("probe").func is probe and probe.__name__ == "probe"
+
+
+def test_defaults_satisfy_their_declarations_and_optional_settings_take_none():
+    """Every default passes its own check (a tuple as the list a config would give), and a setting declared ``... | None`` takes None."""
+    optional = 0
+    for key, name, setting, tp in declared():
+        check = REGISTRIES[key].get(name).checks[setting]
+        default = REGISTRIES[key].get(name).parameters()[setting].default
+        if default is not inspect.Parameter.empty:
+            expected = list(default) if isinstance(default, tuple) else default      # tuples come back as lists
+            assert check(default, "d") == expected, (key, name, setting, default)
+        if type(None) in _arms(tp):
+            optional += 1
+            assert check(None, "d") is None, (key, name, setting)
+    assert optional >= 4                     # threshold_pairs.gamma, slack_if_infeasible (2), max_path_iter (2)
+
+
+def _helper_calls():
+    """Plain functions (not registered components) whose settings have declared choices or ranges:
+    a direct call with a value outside them is refused, naming the function and the argument."""
+    import numpy as np
+
+    from kernlearn_cli.graph import knn_laplacian, scale_features
+    from kernlearn_cli.kernels import rbf_bandwidth
+    from kernlearn_cli.solvers.trin import build_problem, smooth_hinge
+    from kernlearn_cli.types import KIND_CODE, Constraints
+
+    X = np.random.default_rng(0).standard_normal((12, 3))
+    C = Constraints(np.array([0]), np.array([1]), np.array([KIND_CODE["dist_le"]], dtype=np.int8), np.array([1.0]))
+    problem = dict(G0=X, constraints=C, loss="log", gamma=1.0, normalize=True, t=0.7,
+                   itml_percentiles=(5.0, 95.0), solver="trin")
+    return [("scale_features", "how", lambda: scale_features(X, "zscore")),
+            ("knn_laplacian", "kind", lambda: knn_laplacian(X, kind="random_walk")),
+            ("knn_laplacian", "bandwidth", lambda: knn_laplacian(X, bandwidth="bogus")),
+            ("rbf_bandwidth", "rule", lambda: rbf_bandwidth(X, "bogus")),
+            ("smooth_hinge", "t", lambda: smooth_hinge(1.0)),
+            ("build_problem", "loss", lambda: build_problem(**{**problem, "loss": "bogus"})),
+            ("build_problem", "gamma", lambda: build_problem(**{**problem, "gamma": -1.0})),
+            ("build_problem", "t", lambda: build_problem(**{**problem, "t": 1.0}))]
+
+
+@pytest.mark.parametrize("case", range(8))
+def test_plain_helpers_check_their_declared_arguments(case):
+    func, arg, call = _helper_calls()[case]
+    with pytest.raises(ConfigError, match=rf"^{func}: {arg}: expected "):
+        call()
+
+
+def test_plain_helpers_pass_valid_arguments_through():
+    import numpy as np
+
+    from kernlearn_cli.graph import knn_laplacian, scale_features
+
+    X = np.random.default_rng(0).standard_normal((12, 3))
+    assert np.array_equal(scale_features(X, how="none"), X)
+    L, info = knn_laplacian(X, neighbors=3, sigma_neighbors=3, kind="unnormalized", bandwidth="edge_mean")
+    assert np.allclose(np.asarray(L.sum(axis=1)).ravel(), 0.0) and info["edges"] > 0

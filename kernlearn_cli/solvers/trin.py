@@ -48,7 +48,7 @@ from scipy.linalg.blas import dtrmm
 from ..errors import ConfigError, DataError
 from ..kernels import full_column_rank
 from ..linalg import eigh
-from ..params import Interval, Length, Positive, PositiveInt
+from ..params import Interval, Length, Positive, PositiveInt, checked_arguments
 from ..registry import solvers
 from ..types import KIND_CODE, Constraints, SolverResult
 from ._trin_kernels import cg_direction, cg_dots, cg_step
@@ -88,7 +88,8 @@ def log_loss() -> Loss:
     return Loss("log", lambda x: np.logaddexp(0.0, -2.0 * x), lambda x: -2.0 * _expit(-2.0 * x), d2)
 
 
-def smooth_hinge(t: float = 0.7, name: str = "lmnn") -> Loss:
+@checked_arguments("t")
+def smooth_hinge(t: Knee = 0.7, name: str = "lmnn") -> Loss:
     """The C¹ surrogate (8) of max(1 − x, 0): linear below t, quadratic on (t, 1], zero above (-1 < t < 1)."""
     a, q = 4.0 / (3.0 + t), 2.0 / ((1.0 - t) * (3.0 + t))
 
@@ -632,8 +633,9 @@ def _check_indices(constraints: Constraints) -> None:
                           f"{bad.size} triplet(s) do. A triplet needs three distinct points.")
 
 
-def build_problem(G0: np.ndarray, constraints: Constraints, loss: LossName, gamma: float, normalize: bool,
-                  t: float, itml_percentiles: tuple[float, float], solver: str, support_first: bool = False):
+@checked_arguments("loss", "gamma", "t")
+def build_problem(G0: np.ndarray, constraints: Constraints, loss: LossName, gamma: Positive, normalize: bool,
+                  t: Knee, itml_percentiles: tuple[float, float], solver: str, support_first: bool = False):
     """Validate the settings; return (Problem, X0, decode, meta) with decode(X) -> the factor G of K.
 
     With ``support_first`` the working coordinates number the m points the constraints touch
