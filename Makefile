@@ -31,6 +31,7 @@ lint: install                     ## ruff (the rules are in pyproject.toml)
 bench: install                    ## Burg vs a NumPy loop; von Neumann vs Burg; --jobs 2 vs --jobs 1; KL_ADMM; Nystrom; TRIN; certificates
 	$(PY) benchmarks/bench_burg.py
 	$(PY) benchmarks/bench_von_neumann.py
+	$(PY) benchmarks/profile_von_neumann.py
 	$(PY) benchmarks/bench_jobs.py
 	$(PY) benchmarks/bench_admm.py
 	$(PY) benchmarks/bench_nystrom.py
