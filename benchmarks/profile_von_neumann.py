@@ -49,7 +49,7 @@ def _loop(part, D, w, W, alpha, reps):
             k._tmatvec(W, w, out)
             acc += out[0]
         elif part == 1:
-            k._quad_setup(pole, weight, kk, pole[kk - 1] + alpha * np.sum(w * w), gre, gim)
+            k._quad_setup(pole, weight, kk, pole[kk - 1] + alpha * np.sum(w * w), gre, gim, row)
             for m in range(4):
                 acc += k._quad_value(gre, gim, alpha * (1.0 - 0.1 * m))
         elif part == 2:

@@ -203,7 +203,7 @@ def quad_trial(d, w, alpha, amax):
     k = _k._poles(d, w, perm, pole, weight, owner)
     sigma = pole[k - 1] + amax * (w @ w)
     gre, gim = np.empty(len(_k.QUAD_Z)), np.empty(len(_k.QUAD_Z))
-    _k._quad_setup(pole, weight, k, sigma, gre, gim)
+    _k._quad_setup(pole, weight, k, sigma, gre, gim, np.empty(r))
     org, tau = np.empty(r, dtype=np.int64), np.empty(r)
     wk, iw = np.empty((_k._N_WK, r)), np.zeros((_k._N_IW, r), dtype=np.int64)
     return _k._log_value(pole, weight, k, alpha, (sigma, amax, weight[:k].sum(), gre, gim), org, tau, wk, iw, False)

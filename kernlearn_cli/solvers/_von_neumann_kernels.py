@@ -79,21 +79,31 @@ QUAD_ERR = 5e-14
 QUAD_RTOL = 1e-12
 
 
+@njit(cache=True, fastmath=_FASTMATH, error_model="numpy")
+def _quad_node(shifted, weight, k, zr, zi2):
+    """(sum_j weight_j a_j / (a_j^2 + zi2), sum_j weight_j / (a_j^2 + zi2)), a_j = zr - shifted_j:
+    the reductions of one node, vectorised (the shift is subtracted before, exactly as written)."""
+    sr = 0.0
+    s = 0.0
+    for j in range(k):
+        a = zr - shifted[j]
+        q = weight[j] / (a * a + zi2)
+        sr += q * a
+        s += q
+    return sr, s
+
+
 @njit(cache=True, error_model="numpy")
-def _quad_setup(pole, weight, k, sigma, gre, gim):
-    """g(sigma + z_m) = sum_j weight_j / (z_m - (pole_j - sigma)) at the Talbot nodes, O(N k)."""
+def _quad_setup(pole, weight, k, sigma, gre, gim, shifted):
+    """g(sigma + z_m) = sum_j weight_j / (z_m - (pole_j - sigma)) at the Talbot nodes, O(N k);
+    ``shifted`` is workspace for pole_j - sigma."""
+    for j in range(k):
+        shifted[j] = pole[j] - sigma
     for m in range(QUAD_Z.shape[0]):
-        zr = QUAD_Z[m].real
         zi = QUAD_Z[m].imag
-        sr = 0.0
-        si = 0.0
-        for j in range(k):
-            a = zr - (pole[j] - sigma)
-            q = weight[j] / (a * a + zi * zi)
-            sr += q * a
-            si -= q * zi
+        sr, s = _quad_node(shifted, weight, k, QUAD_Z[m].real, zi * zi)
         gre[m] = sr
-        gim[m] = si
+        gim[m] = -zi * s
 
 
 @njit(cache=True, error_model="numpy")
@@ -801,7 +811,7 @@ def von_neumann_sweep(V0, ci, cj, kind, bhat, lam, W, D, slack):
             wsum = 0.0
             for l in range(k):
                 wsum += weight[l]
-            _quad_setup(pole, weight, k, sigma, gre, gim)
+            _quad_setup(pole, weight, k, sigma, gre, gim, wk[4])       # wk[4]: free until the eigenvectors
             quad = (sigma, amax, wsum, gre, gim)
             alpha = c_clamp
             gc = 0.0
