@@ -1,17 +1,17 @@
-"""Where a von Neumann projection's time goes: its compiled kernels timed one by one, one core.
+"""Where a von Neumann projection's time goes (the Krylov sweep): its compiled kernels timed one by one, one core.
 
     python benchmarks/profile_von_neumann.py
 
-The spectrum is the benchmark's (bench_von_neumann.py: D = log of the squared singular values
-of a random 2000 x r Gaussian G0, sorted as the sweep keeps it) with a random w and alpha = 5.
+The exponent L is the benchmark's after its first sweep (bench_von_neumann.py: K0 = G0 G0^T for a
+random 2000 x r Gaussian G0, equality distance constraints), v = V0^T (e_i - e_j) of its first
+constraint, and the trial step alpha = -0.2 / ||v||^2 (a 20 % decrease, as those constraints ask).
 Each kernel runs in a compiled loop, so no interpreter time is counted:
 
-* ``w = W^T v`` (``_tmatvec``), the Talbot setup of g at the 12 node pairs and four trial values
-  of the step search (``_quad_setup``, ``_quad_value``);
-* the one secular solve per projection, cold (``_eigvals``), and its division passes alone:
-  five passes of 1/(d_j - theta_i) over every (root, pole) pair, the arithmetic the solve cannot
-  avoid (about six per root: the midpoint test, the first guess, the Gragg steps);
-* the eigenvectors (``_eigvecs``) and the O(r^3) product W <- W U (``_apply``).
+* the Lanczos run on L from v to the Gauss rule's accuracy (``_krylov``: m steps, O(m r^2));
+* the Talbot setup of g at the 12 node pairs by the continued fraction of T_m and four trial
+  values of the step search (``_cf_setup``, ``_quad_value``);
+* the exact fallback: the Gauss rule (``_rule_poles``) and one secular-root value (``_value``);
+* the update L <- L + beta v v^T (``_sym_rank_one``, O(r^2)).
 """
 
 import os
@@ -21,77 +21,71 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 import time  # noqa: E402
 
+import math  # noqa: E402
+
 import numpy as np  # noqa: E402
+from bench_von_neumann import instance  # noqa: E402
 from numba import njit  # noqa: E402
 from threadpoolctl import threadpool_limits  # noqa: E402
 
 from kernlearn_cli.solvers import _von_neumann_kernels as k  # noqa: E402
 
-PARTS = ("w = W^T v", "Talbot setup + 4 trials", "secular roots (cold)", "5 division passes", "eigenvectors",
-         "W <- W U")
+PARTS = ("Lanczos run", "Talbot setup + 4 trials", "exact fallback (1 value)", "L update")
 
 
 @njit(cache=True)
-def _loop(part, D, w, W, alpha, reps):
-    r = D.shape[0]
-    out = np.empty(r)
-    pole, weight, tau, row = np.empty(r), np.empty(r), np.empty(r), np.empty(r)
+def _loop(part, L, v, alpha, reps):
+    r = L.shape[0]
+    Q, a, b, u = np.empty((r, r)), np.empty(r), np.zeros(r + 1), np.empty(r)
+    pole, weight, tau = np.empty(r), np.empty(r), np.empty(r)
     perm, owner, org = np.empty(r, np.int64), np.empty(r, np.int64), np.empty(r, np.int64)
     wk, iw = np.empty((k._N_WK, r)), np.zeros((k._N_IW, r), np.int64)
-    Ut, Wn, d = np.empty((r, r)), np.empty((r, r)), D.copy()
-    gre, gim = np.empty(k.QUAD_Z.shape[0]), np.empty(k.QUAD_Z.shape[0])
-    k._sort_perm(d, perm)
-    kk = k._poles(d, w, perm, pole, weight, owner)
-    k._eigvals(pole, weight, kk, alpha, org, tau, wk, iw, False)
+    nz = k.QUAD_Z.shape[0]
+    gre, gim, fr, fi = np.empty(nz), np.empty(nz), np.empty(nz), np.empty(nz)
+    mu0 = np.sum(v * v)
+    Q[0] = v / np.sqrt(mu0)
+    m, logp, top, full = k._krylov(L, Q, a, b, u, 0, 0.0, -alpha * mu0)
+    Lw = L.copy()
     acc = 0.0
     for _ in range(reps):
         if part == 0:
-            k._tmatvec(W, w, out)
-            acc += out[0]
+            m, logp, top, full = k._krylov(L, Q, a, b, u, 0, 0.0, -alpha * mu0)
+            acc += logp
         elif part == 1:
-            k._quad_setup(pole, weight, kk, pole[kk - 1] + alpha * np.sum(w * w), gre, gim, row)
-            for m in range(4):
-                acc += k._quad_value(gre, gim, alpha * (1.0 - 0.1 * m))
+            k._cf_setup(a, b, m, mu0, top, gre, gim, fr, fi)
+            for t in range(4):
+                acc += k._quad_value(gre, gim, alpha * (1.0 - 0.1 * t))
         elif part == 2:
-            k._eigvals(pole, weight, kk, alpha, org, tau, wk, iw, False)
-            acc += tau[0]
-        elif part == 3:
-            for _p in range(5):
-                for i in range(kk):
-                    k._offsets(pole, kk, pole[org[i]], row)
-                    a, b = k._sums(row, weight, 0, i + 1, tau[i])
-                    c, e = k._sums(row, weight, i + 1, kk, tau[i])
-                    acc += a + b + c + e
-        elif part == 4:
-            d[:] = D
-            k._eigvecs(d, w, perm, owner, pole, kk, org, tau, Ut, wk, iw)
-            acc += Ut[0, 0]
+            kk = k._rule_poles(a, b, m, mu0, pole, weight, perm, owner, wk)
+            acc += k._value(pole, weight, kk, alpha, org, tau, wk, iw, False)
         else:
-            k._gemm_into(W, Ut.T, Wn)
-            acc += Wn[0, 0]
-    return acc
+            k._sym_rank_one(Lw, 1e-9, v)
+            acc += Lw[0, 0]
+    return acc, m
 
 
 def main():
-    rng = np.random.default_rng(0)
     print("von Neumann projection, its kernels one by one (µs per call, best of 3), one core")
-    print(f"{'r':>5} " + " ".join(f"{p:>24}" for p in PARTS))
+    print(f"{'r':>5} {'m':>4} " + " ".join(f"{p:>24}" for p in PARTS))
     with threadpool_limits(limits=1):
         for r in (16, 64, 256):
-            D = np.sort(np.log(np.linalg.svd(rng.standard_normal((2000, r)), compute_uv=False) ** 2))
-            w = 0.05 * rng.standard_normal(r)
-            W = np.linalg.qr(rng.standard_normal((r, r)))[0]
-            reps = {16: 100000, 64: 10000, 256: 500}[r]
+            G0, C = instance(2000, r, {16: 20000, 64: 4000, 256: 400}[r])
+            U, s, _ = np.linalg.svd(G0, full_matrices=False)
+            V0, L = np.ascontiguousarray(U), np.diag(np.log(s ** 2))
+            k.krylov_sweep(V0, C.i, C.j, C.kind, C.bound.copy(), np.zeros(len(C)), L, math.inf)
+            v = V0[C.i[0]] - V0[C.j[0]]
+            alpha = -0.2 / (v @ v)
+            reps = {16: 100000, 64: 20000, 256: 2000}[r]
             row = []
             for part in range(len(PARTS)):
-                _loop(part, D, w, W, 5.0, 2)
+                _, m = _loop(part, L, v, alpha, 2)
                 best = np.inf
                 for _ in range(3):
                     t = time.perf_counter()
-                    _loop(part, D, w, W, 5.0, reps)
+                    _loop(part, L, v, alpha, reps)
                     best = min(best, (time.perf_counter() - t) / reps)
                 row.append(best * 1e6)
-            print(f"{r:>5} " + " ".join(f"{x:>24.2f}" for x in row))
+            print(f"{r:>5} {m:>4} " + " ".join(f"{x:>24.2f}" for x in row))
 
 
 if __name__ == "__main__":

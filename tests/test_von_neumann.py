@@ -4,11 +4,12 @@ import math
 
 import numpy as np
 import pytest
+from scipy.optimize import brentq
 
 from kernlearn_cli.errors import ConfigError, InfeasibleError
 from kernlearn_cli.solvers import _von_neumann_kernels as _k
 from kernlearn_cli.solvers.von_neumann import von_neumann
-from kernlearn_cli.types import PAIR_KINDS, Constraints
+from kernlearn_cli.types import KIND_CODE, PAIR_KINDS, Constraints
 
 from reference import von_neumann_dual_reference
 from test_burg import feasible_instance, relative_violation
@@ -120,11 +121,12 @@ def test_slack_gives_an_answer_for_infeasible_sets_and_determinism():
     assert np.array_equal(a.G, b.G) and a.iterations == b.iterations
 
 
+@pytest.mark.parametrize("sweep", ["krylov", "eigen"])
 @pytest.mark.parametrize("kind, diagonal", [("dist_eq", False), ("sim_eq", False), ("sim_eq", True)])
-def test_one_projection_is_exact(kind, diagonal):
+def test_one_projection_is_exact(kind, diagonal, sweep):
     """A single projection (equality, from a non-constant exponent) lands on its bound to
     rounding -- the root finder is exact, not merely convergent over sweeps; it needs few
-    trace evaluations.  Off-diagonal similarity takes the rank-two path."""
+    trace evaluations.  Off-diagonal similarity takes the rank-two path (eigen sweep only)."""
     rng = np.random.default_rng(8)
     n, r = 30, 7
     U0, _ = np.linalg.qr(rng.standard_normal((n, r)))
@@ -134,11 +136,21 @@ def test_one_projection_is_exact(kind, diagonal):
     K = U0 @ (W * np.exp(D)) @ W.T @ U0.T
     now = K[i, i] + K[j, j] - 2 * K[i, j] if kind == "dist_eq" else K[i, j]
     C = Constraints.from_lists([i], [j], [kind], [1.7 * now])
-    lam, bhat = np.zeros(1), C.bound.copy()
-    status, *_, evals, solves, max_evals = _k.von_neumann_sweep(
-        np.ascontiguousarray(U0), C.i, C.j, C.kind, bhat, lam, W, D, math.inf)
+    lam, bhat, V0 = np.zeros(1), C.bound.copy(), np.ascontiguousarray(U0)
+    if sweep == "eigen":
+        status, *_, evals, solves, max_evals = _k.eigen_sweep(V0, C.i, C.j, C.kind, bhat, lam, W, D, math.inf)
+        np.testing.assert_allclose(W.T @ W, np.eye(r), atol=1e-12)
+    elif kind == "sim_eq" and not diagonal:
+        with pytest.raises(ValueError, match="rank-one"):
+            _k.krylov_sweep(V0, C.i, C.j, C.kind, bhat, lam, (W * D) @ W.T, math.inf)
+        return
+    else:
+        L = (W * D) @ W.T
+        L = (L + L.T) / 2
+        status, *_, evals, solves, max_evals, steps = _k.krylov_sweep(V0, C.i, C.j, C.kind, bhat, lam, L, math.inf)
+        assert steps <= r and np.array_equal(L, L.T)    # the update keeps the exponent exactly symmetric
+        D, W = np.linalg.eigh(L)
     assert status == _k.OK and solves == 1 and max_evals <= 8
-    np.testing.assert_allclose(W.T @ W, np.eye(r), atol=1e-12)
     assert C.values(U0 @ W * np.exp(D / 2))[0] == pytest.approx(1.7 * now, rel=1e-9)
 
 
@@ -195,24 +207,38 @@ def test_talbot_rule_error_bound():
     assert np.abs(approx - np.exp(x)).max() <= 0.5 * _k.QUAD_ERR
 
 
-def quad_trial(d, w, alpha, amax):
-    """(log value, exact?) of w^T expm(diag(d) + alpha w w^T) w as the sweep's search computes it."""
+def quad_trial(d, w, alpha, amax, via="krylov"):
+    """(log value, exact?) of w^T expm(diag(d) + alpha w w^T) w as a sweep's search computes it:
+    ``krylov``, from a Lanczos run on diag(d) from w (the Talbot value of its Gauss rule, or the
+    rule's secular roots); ``poles``, from the poles d and weights w^2 themselves (the eigen sweep)."""
     r = len(d)
-    perm = np.argsort(d)
-    pole, weight, owner = np.empty(r), np.empty(r), np.empty(r, dtype=np.int64)
-    k = _k._poles(d, w, perm, pole, weight, owner)
-    sigma = pole[k - 1] + amax * (w @ w)
-    gre, gim = np.empty(len(_k.QUAD_Z)), np.empty(len(_k.QUAD_Z))
-    _k._quad_setup(pole, weight, k, sigma, gre, gim, np.empty(r))
+    nz = len(_k.QUAD_Z)
+    gre, gim, fr, fi = np.empty(nz), np.empty(nz), np.empty(nz), np.empty(nz)
+    pole, weight, perm, owner = np.empty(r), np.empty(r), np.empty(r, dtype=np.int64), np.empty(r, dtype=np.int64)
     org, tau = np.empty(r, dtype=np.int64), np.empty(r)
     wk, iw = np.empty((_k._N_WK, r)), np.zeros((_k._N_IW, r), dtype=np.int64)
-    return _k._log_value(pole, weight, k, alpha, (sigma, amax, weight[:k].sum(), gre, gim), org, tau, wk, iw, False)
+    mu0 = w @ w
+    if via == "poles":
+        perm = np.argsort(d)
+        k = _k._poles(d, w, perm, pole, weight, owner)
+        sigma = pole[k - 1] + amax * mu0
+        _k._quad_setup(pole, weight, k, sigma, gre, gim, np.empty(r))
+        return _k._log_value(pole, weight, k, alpha, (sigma, amax, mu0, gre, gim), org, tau, wk, iw, False)
+    L, Q, a, b, u = np.diag(d), np.empty((r, r)), np.empty(r), np.zeros(r + 1), np.empty(r)
+    Q[0] = w / math.sqrt(mu0)
+    m, _, top, _ = _k._krylov(L, Q, a, b, u, 0, 0.0, -min(alpha, 0.0) * mu0)
+    sigma = top + amax * mu0
+    _k._cf_setup(a, b, m, mu0, sigma, gre, gim, fr, fi)
+    logv, exact, _ = _k._trial(alpha, (sigma, amax, mu0, gre, gim), a, b, m, -1, pole, weight, perm, owner,
+                               org, tau, wk, iw, False)
+    return logv, exact
 
 
+@pytest.mark.parametrize("via", ["krylov", "poles"])
 @pytest.mark.parametrize("spread", [0.3, 2.0, 10.0, 30.0])
 @pytest.mark.parametrize("alpha", [-5.0, -1.0, -0.1, 0.0, 1e-9, 0.2, 0.5])
 @pytest.mark.parametrize("load", ["even", "top", "bottom"])
-def test_contour_trial_value_matches_dense_expm(spread, alpha, load):
+def test_contour_trial_value_matches_dense_expm(spread, alpha, load, via):
     """The search's trial value phi(alpha) = w^T expm(D + alpha w w^T) w (||w|| = 1): the Talbot
     value when its certificate accepts it (<= 1e-12 relative to the dense exponential), else the
     exact secular-root value (the fallback: w that sees the top of a wide spectrum only weakly)."""
@@ -225,13 +251,13 @@ def test_contour_trial_value_matches_dense_expm(spread, alpha, load):
     w /= np.linalg.norm(w)
     ev, Q = np.linalg.eigh(np.diag(d) + alpha * np.outer(w, w))
     ref = (Q.T @ w) ** 2 @ np.exp(ev)
-    logv, exact = quad_trial(d, w, alpha, amax=0.5)
+    logv, exact = quad_trial(d, w, alpha, amax=0.5, via=via)
     assert math.exp(logv) == pytest.approx(ref, rel=1e-10 if exact else 1e-12)
     if spread <= 2.0 and alpha >= -1.0 and load != "bottom":
         assert not exact                        # narrow spectra, moderate steps: the contour integral
     if spread == 30.0 and load == "bottom":
         assert exact                            # e^sigma ||w||^2 / phi ~ e^30: the fallback
-    logv, exact = quad_trial(d, w, 0.5, amax=0.25)
+    logv, exact = quad_trial(d, w, 0.5, amax=0.25, via=via)
     assert exact                                # beyond the nodes' shift: the fallback
 
 
@@ -252,3 +278,64 @@ def test_one_secular_solve_per_projection_and_the_fallback_runs():
             assert res.info["exact_trace_evaluations"] == 0
         else:
             assert res.info["exact_trace_evaluations"] > 0
+            assert 1 <= res.info["krylov_sweeps"] < res.iterations  # runs of r steps: eigen-updates, probes
+
+
+def test_next_mode_backs_off_while_the_krylov_space_is_exhausted():
+    """After a Krylov sweep whose runs average more than KRYLOV_EXHAUSTED r steps, eigen sweeps
+    follow, PROBE_FIRST of them, then twice as many after each further exhausted try (to PROBE_MAX);
+    a short run resets the wait."""
+    from kernlearn_cli.solvers.von_neumann import KRYLOV_EXHAUSTED, PROBE_FIRST, PROBE_MAX, next_mode
+    r, c = 16, 10
+    long_run = int(KRYLOV_EXHAUSTED * r * c) + 1
+    probe, waits = PROBE_FIRST, []
+    for _ in range(6):
+        mode, wait, probe = next_mode(long_run, r, c, probe)
+        assert mode == "eigen"
+        waits.append(wait)
+    assert waits == [min(PROBE_FIRST * 2 ** t, PROBE_MAX) for t in range(6)]
+    assert next_mode(long_run - 1, r, c, probe) == ("krylov", 0, PROBE_FIRST)
+    # a narrow spectrum (K0 = G0 G0^T, G0 Gaussian 300 x 16): short runs, every sweep a Krylov sweep
+    rng = np.random.default_rng(3)
+    G0 = rng.standard_normal((300, r))
+    i = rng.integers(0, 300, 40)
+    j = (i + 1 + rng.integers(0, 299, 40)) % 300
+    d = np.einsum("ij,ij->i", G0[i] - G0[j], G0[i] - G0[j])
+    C = Constraints.from_lists(i, j, ["dist_le"] * 20 + ["dist_ge"] * 20, np.r_[0.9 * d[:20], 1.1 * d[20:]])
+    res = von_neumann(G0, C, tol=1e-6)
+    assert res.converged and res.info["krylov_sweeps"] == res.iterations
+    assert res.info["lanczos_steps_per_projection"] < KRYLOV_EXHAUSTED * r
+
+
+def test_a_moving_first_sweep_matches_dense_projections():
+    """The benchmark's first sweep (K0 = G0 G0^T, G0 2000 x 16 Gaussian, equality distance
+    constraints at 0.7-0.9x or 1.1-1.3x the current distances, so every projection moves), its
+    first 150 projections: each step agrees with the same projection done by a dense eigensolver
+    per trial value, and the Lanczos runs stop well before r."""
+    rng = np.random.default_rng(0)
+    n, r, c = 2000, 16, 2000
+    G0 = rng.standard_normal((n, r))
+    i = rng.integers(0, n, c)
+    j = (i + 1 + rng.integers(0, n - 1, c)) % n
+    d = np.einsum("ij,ij->i", G0[i] - G0[j], G0[i] - G0[j])
+    same = rng.random(c) < 0.5
+    factor = np.where(same, rng.uniform(0.7, 0.9, c), rng.uniform(1.1, 1.3, c))
+    c = 150
+    C = Constraints(i[:c], j[:c], np.full(c, KIND_CODE["dist_eq"], dtype=np.int8), (factor * d)[:c])
+    U, s, _ = np.linalg.svd(G0, full_matrices=False)
+    V0 = np.ascontiguousarray(U)
+    L, lam = np.diag(np.log(s ** 2)), np.zeros(c)
+    status, *_, steps = _k.krylov_sweep(V0, C.i, C.j, C.kind, C.bound.copy(), lam, L, math.inf)
+    assert status == _k.OK and np.count_nonzero(lam) == c and steps <= 10 * c
+    Lref = np.diag(np.log(s ** 2))
+    for q in range(c):
+        v = V0[C.i[q]] - V0[C.j[q]]
+
+        def g(alpha, v=v, b=C.bound[q], L0=Lref.copy()):
+            ev, E = np.linalg.eigh(L0 + alpha * np.outer(v, v))
+            return math.log((E.T @ v) ** 2 @ np.exp(ev)) - math.log(b)
+
+        alpha = brentq(g, -5.0 / (v @ v), 5.0 / (v @ v), xtol=1e-15, rtol=1e-14)
+        Lref += alpha * np.outer(v, v)
+        assert -lam[q] == pytest.approx(alpha, rel=1e-8, abs=1e-9 / (v @ v))
+    np.testing.assert_allclose(L, Lref, rtol=0, atol=1e-10)

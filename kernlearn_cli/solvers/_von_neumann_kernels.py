@@ -1,9 +1,24 @@
-"""Compiled inner loop of the low-rank von Neumann projections (Kulis et al. 2006, Alg. 2).
+"""Compiled inner loops of the low-rank von Neumann projections (Kulis et al. 2006, Alg. 2).
 
-The iterate is X = V0 W exp(D) W^T V0^T with W orthogonal (r x r) and D the diagonal
-of the exponent (Lambda = exp(D)).  A projection onto z^T X z (<=,>=,=) b with
-v = V0^T z, w = W^T v adds alpha w w^T to the exponent and needs the eigen-decomposition
-D + alpha w w^T = U Theta U^T (Sec. 5.2.1).  Here:
+The iterate is X = V0 exp(L) V0^T, L symmetric (r x r): the exponent in the range of K0.  A
+projection onto z^T X z (<=,>=,=) b with v = V0^T z adds beta v v^T to L, beta the root of
+phi(alpha) = v^T exp(L + alpha v v^T) v = b (dual-corrected, eq. 4).  Two sweeps compute phi:
+
+``krylov_sweep`` (rank-one constraints; the solver's choice unless the spectrum is wide):
+
+* a Lanczos run on L from v (full reorthogonalisation) gives the Jacobi matrix T_m; since
+  L + alpha v v^T has the same Krylov space and the same T_m but for its (1,1) entry,
+  phi(alpha) ~= ||v||^2 e_1^T exp(T_m + alpha ||v||^2 e_1 e_1^T) e_1 for every alpha, the
+  m-node Gauss rule of v's spectral measure (Golub & Meurant 2010).  The run stops when the
+  rule's error bound is below LZ_RTOL relative (it falls like prod b_k^2 / (2m)!) or the
+  space is exhausted (m = r: exact).  O(m r^2);
+* trial values by the Talbot rule below, g at its nodes being a continued fraction of T_m;
+  the exact fallback takes the secular roots of the rule's own diagonal-plus-rank-one problem;
+* the accepted step updates L <- L + beta v v^T, O(r^2): no eigenvectors, no r x r product.
+
+``eigen_sweep`` (every constraint kind; the paper's way): the exponent is kept as W D W^T
+(W orthogonal), w = W^T v, and the projection needs the eigen-decomposition
+D + alpha w w^T = U Theta U^T (Sec. 5.2.1):
 
 * its eigenvalues are the roots of the secular equation
   1 + alpha sum_j w_j^2 / (d_j - theta) = 0 (Golub 1973; Demmel 1997, Sec. 5.3.3),
@@ -11,28 +26,31 @@ D + alpha w w^T = U Theta U^T (Sec. 5.2.1).  Here:
 * the constraint value for a trial alpha needs no eigenvectors:
   z^T X(alpha) z = sum_i exp(theta_i) (u_i . w)^2 with (u_i . w)^2 = 1/(alpha^2 S2_i),
   S2_i = sum_j w_j^2/(d_j - theta_i)^2 (the eigenvector is u_i ~ (D - theta_i)^-1 w);
-* the search for alpha needs only phi(alpha) = w^T exp(D + alpha w w^T) w, and that needs no
-  secular roots either: phi(alpha) = (1/2 pi i) oint e^z g(z) / (1 - alpha g(z)) dz with
-  g(z) = sum_j w_j^2 / (z - d_j) (Sherman-Morrison on the resolvent), evaluated by the
-  Talbot quadrature of e^z (Trefethen, Weideman & Schmelzer 2006) on N = 24 nodes shifted
-  to sigma >= the largest eigenvalue: g at the 12 conjugate-pair nodes is set up once per
-  projection (O(N r)), after which a trial alpha costs O(N).  The quadrature's error is
-  below QUAD_ERR e^sigma ||w||^2 whatever the spectrum; a trial whose value this bound does
-  not certify to QUAD_RTOL relative (w^T X w far below e^sigma ||w||^2: a wide spectrum that
-  w barely sees at its top, or alpha beyond the nodes' shift) is evaluated exactly from the
-  secular roots instead (the exact fallback);
-* alpha is found by a bracketed secant iteration on log z^T X(alpha) z (its first guess,
-  alpha0 = log(b/p)/||w||^2, is exact when D is constant); the dual correction
-  beta = min(lambda_i, alpha) is tested first, so a clamped step costs one trace
-  evaluation and a satisfied constraint with lambda_i = 0 costs none; each evaluation
-  starts its roots from the previous evaluation's;
 * the accepted step solves the secular equation once at that alpha (or reuses the roots of
-  an exact last evaluation), forms U (O(r^2)) and
-  W <- W U (O(r^3): the dense product the paper would replace by a fast multipole method).
-
+  an exact last evaluation), forms U (O(r^2)) and W <- W U (O(r^3): the dense product the
+  paper would replace by a fast multipole method).
 Off-diagonal similarity constraints K_ij = a^T exp(D) c (a, c the rows of V0 W) add the
-rank-two term alpha (a c^T + c a^T)/2 = (alpha/4)(s s^T - t t^T), s = a + c, t = a - c:
-two successive diagonal-plus-rank-one decompositions, O(r^2) per trace evaluation.
+rank-two term alpha (a c^T + c a^T)/2 = (alpha/4)(s s^T - t t^T): two successive
+diagonal-plus-rank-one decompositions, O(r^2) per trace evaluation.
+
+Shared by both:
+
+* the search for alpha needs only phi(alpha), and that needs no secular roots:
+  phi(alpha) = (1/2 pi i) oint e^z g(z) / (1 - alpha g(z)) dz with g(z) = w^T (z - D)^-1 w
+  (Sherman-Morrison on the resolvent), evaluated by the Talbot quadrature of e^z (Trefethen,
+  Weideman & Schmelzer 2006) on N = 24 nodes shifted to sigma >= the largest eigenvalue: g at
+  the 12 conjugate-pair nodes is set up once per projection, after which a trial alpha costs
+  O(N).  The quadrature's error is below QUAD_ERR e^sigma ||w||^2 whatever the spectrum; a
+  trial whose value this bound does not certify to QUAD_RTOL relative (w^T X w far below
+  e^sigma ||w||^2: a wide spectrum that w barely sees at its top, or alpha beyond the nodes'
+  shift) is evaluated exactly from the secular roots instead (the exact fallback);
+* alpha is found by a bracketed secant iteration on log z^T X(alpha) z (its first guess,
+  alpha0 = log(b/p)/||w||^2, is exact when the exponent is a multiple of I); the dual correction
+  beta = min(lambda_i, alpha) is tested first, so a clamped step costs one trace evaluation
+  and a satisfied constraint with lambda_i = 0 costs none.
+
+``rank_one_update`` (the secular roots, their eigenvectors, then X <- X U) is the package's one
+rank-one eigen-update, used by DefiniteBoost; ``eigen_sweep`` runs the same pieces inline.
 """
 
 import math
@@ -373,19 +391,30 @@ def _value(pole, weight, k, alpha, org, tau, wk, iw, warm):
 
 
 @njit(cache=True, error_model="numpy")
-def _log_value(pole, weight, k, alpha, quad, org, tau, wk, iw, warm):
-    """log w^T exp(D + alpha w w^T) w for a trial alpha, and whether it was computed exactly.
+def _quad_log(quad, alpha):
+    """log phi(alpha) by the Talbot rule, or nan where it is not certified.
 
-    ``quad`` = (sigma, amax, wsum, g at the nodes (real, imaginary parts)) from
-    :func:`_quad_setup`.  The Talbot value is used when alpha <= amax (then every eigenvalue
-    is <= sigma: theta_max <= d_max + max(alpha, 0) ||w||^2) and its certified error
-    QUAD_ERR e^sigma ||w||^2 is at most QUAD_RTOL of it; otherwise the exact value from the
-    secular roots (left in org, tau)."""
+    ``quad`` = (sigma, amax, sum of the weights, g at the nodes (real, imaginary parts)).  The
+    value is used when alpha <= amax (then every eigenvalue is <= sigma: theta_max <= d_max +
+    max(alpha, 0) ||w||^2) and its certified error QUAD_ERR e^sigma ||w||^2 is at most
+    QUAD_RTOL of it."""
     sigma, amax, wsum, gre, gim = quad
     if alpha <= amax:
         s = _quad_value(gre, gim, alpha)
         if s > 0.0 and QUAD_ERR * wsum <= QUAD_RTOL * s:
-            return math.log(s) + sigma, False
+            return math.log(s) + sigma
+    return np.nan
+
+
+@njit(cache=True, error_model="numpy")
+def _log_value(pole, weight, k, alpha, quad, org, tau, wk, iw, warm):
+    """log w^T exp(D + alpha w w^T) w for a trial alpha, and whether it was computed exactly.
+
+    ``quad`` from :func:`_quad_setup`: the Talbot value where :func:`_quad_log` certifies it,
+    otherwise the exact value from the secular roots (left in org, tau)."""
+    y = _quad_log(quad, alpha)
+    if not math.isnan(y):
+        return y, False
     val = _value(pole, weight, k, alpha, org, tau, wk, iw, warm)
     return (math.log(val) if val > 0.0 else np.nan), True
 
@@ -658,13 +687,14 @@ def rank_one_update(D, alpha, w, X):
     return 0
 
 
-_SWEEP_SIG = ("Tuple((int64, int64, float64, int64, int64, int64, int64, int64))(float64[:, ::1], int64[::1], int64[::1], "
-              "int8[::1], float64[::1], float64[::1], float64[:, ::1], float64[::1], float64)")
+_EIGEN_SIG = ("Tuple((int64, int64, float64, int64, int64, int64, int64, int64))(float64[:, ::1], int64[::1], int64[::1], "
+               "int8[::1], float64[::1], float64[::1], float64[:, ::1], float64[::1], float64)")
 
 
-@njit(_SWEEP_SIG, cache=True, error_model="numpy")
-def von_neumann_sweep(V0, ci, cj, kind, bhat, lam, W, D, slack):
-    """One cyclic sweep of von Neumann projections (Alg. 2), in place on W, D, lam, bhat.
+@njit(_EIGEN_SIG, cache=True, error_model="numpy")
+def eigen_sweep(V0, ci, cj, kind, bhat, lam, W, D, slack):
+    """One cyclic sweep of von Neumann projections by eigen-updates (Alg. 2 as the paper does them),
+    in place on W, D, lam, bhat (the iterate is X = V0 W exp(D) W^T V0^T).
 
     Distance constraints (z = e_i - e_j) and diagonal similarity constraints (z = e_i) are
     rank-one (trial values by the Talbot quadrature, exact fallback); off-diagonal similarity
@@ -852,3 +882,403 @@ def von_neumann_sweep(V0, ci, cj, kind, bhat, lam, W, D, slack):
         _eigvecs(D, w, perm, owner, pole, k, org, tau, U, wk, iw)   # D <- Theta
         _apply(W, U, Wn)                                    # W <- W U
     return OK, -1, maxviol, argmax, xev, evals, solves, maxev
+
+
+# --- the Krylov (Lanczos / Gauss quadrature) representation of phi(alpha) = v^T exp(L + alpha v v^T) v ---
+# Lanczos on L from v gives the Jacobi matrix T_m (diagonal a_0..a_{m-1}, off-diagonal b_1..b_{m-1})
+# and mu0 = ||v||^2; L + alpha v v^T has the same Krylov space and the same T_m but for
+# a_0 + alpha mu0, so one Lanczos run serves every trial alpha:
+#     phi(alpha) ~= mu0 e_1^T exp(T_m + alpha mu0 e_1 e_1^T) e_1,
+# the m-node Gauss rule of the spectral measure of L seen by v (Golub & Meurant 2010, Ch. 6-7).
+# Its error is mu0 e^xi prod_k b_k^2 / (2m)! for some xi in the spectrum (ibid., Thm 6.2), and
+# phi(alpha) >= mu0 exp(a_0 + alpha mu0) (Jensen), so the relative error is at most
+#     exp(log prod_k b_k^2/(2m)! + xi_max - a_0 - min(alpha, 0) mu0),
+# with xi_max estimated by the largest eigenvalue of T_m (+ max(alpha, 0) mu0, which cancels).
+# The run stops once that is below LZ_RTOL, or when the Krylov space is exhausted (m = r or
+# b_m at rounding level: the rule is then exact).
+LZ_RTOL = 1e-13
+_LOG_LZ_RTOL = math.log(LZ_RTOL)
+TOP_SLACK = 2.0        # Gershgorin's bound is refined when it may exceed the top by more (nats)
+
+
+@njit(cache=True, fastmath=_FASTMATH, error_model="numpy")
+def _lanczos_step(L, Q, a, b, u, k):
+    """Step k of the Lanczos process on L (symmetric, r x r) from Q[0]: a_k = q_k^T L q_k and
+    b_{k+1} q_{k+1} = L q_k - a_k q_k - b_k q_{k-1}, the residual orthogonalised against every
+    q_0..q_k (full reorthogonalisation, modified Gram-Schmidt); Q[k+1] is set when b_{k+1} > 0.
+    O(r^2 + k r)."""
+    r = L.shape[0]
+    for i in range(r):
+        u[i] = 0.0
+    for j in range(r):                                    # u = L q_k = sum_j q_kj L[j, :] (L symmetric)
+        qj = Q[k, j]
+        for i in range(r):
+            u[i] += qj * L[j, i]
+    ak = 0.0
+    for j in range(r):
+        ak += Q[k, j] * u[j]
+    a[k] = ak
+    for i in range(k + 1):
+        c = 0.0
+        for j in range(r):
+            c += Q[i, j] * u[j]
+        for j in range(r):
+            u[j] -= c * Q[i, j]
+    bk = 0.0
+    for j in range(r):
+        bk += u[j] * u[j]
+    bk = math.sqrt(bk)
+    b[k + 1] = bk
+    if bk > 0.0 and k + 1 < Q.shape[0]:
+        inv = 1.0 / bk
+        for j in range(r):
+            Q[k + 1, j] = u[j] * inv
+
+
+@njit(cache=True, error_model="numpy")
+def _top(a, b, m):
+    """An upper bound on the largest eigenvalue of T_m: Newton's method on det(x - T_m) from
+    Gershgorin's bound, which converges from above (every root is real); each iterate is kept
+    only if the LDL^T pivots of x - T_m are all positive (no eigenvalue above x).  O(m) a step."""
+    x = -np.inf
+    for i in range(m):
+        x = max(x, a[i] + (b[i] if i > 0 else 0.0) + (b[i + 1] if i + 1 < m else 0.0))
+    good = x
+    for _ in range(50):
+        d = x - a[0]                                      # pivot d_i, its derivative dd_i; s = sum dd_i / d_i
+        if not d > 0.0:
+            break
+        inv = 1.0 / d
+        dd = 1.0
+        s = inv
+        ok = True
+        for i in range(1, m):
+            bb = b[i] * b[i] * inv
+            dd = 1.0 + bb * dd * inv
+            d = x - a[i] - bb
+            if not d > 0.0:
+                ok = False
+                break
+            inv = 1.0 / d
+            s += dd * inv
+        if not ok:
+            break
+        good = x
+        step = 1.0 / s                                    # det / det' at x
+        if step <= 1e-2:                                  # x - top <~ step: 1 % of e^x
+            break
+        x -= step
+    return good
+
+
+@njit(cache=True, error_model="numpy")
+def _krylov(L, Q, a, b, u, m, logp, need):
+    """Extend a Lanczos run of m steps (logp = log prod_k b_k^2/(2k)! so far; b[0] = 0) until the
+    Gauss rule's estimated relative error is below LZ_RTOL for every alpha with
+    -min(alpha, 0) mu0 <= ``need``, or the Krylov space is exhausted.  Returns (m, logp, an upper
+    bound on the top eigenvalue of T_m, exhausted).  The bound is Gershgorin's, refined by
+    :func:`_top` only where it may be more than TOP_SLACK above the largest a_i (a lower bound)."""
+    r = L.shape[0]
+    inner = -np.inf                                       # Gershgorin over rows 0..m-2 of T_m
+    diag = -np.inf                                        # max a_i <= top <= Gershgorin
+    scale = 0.0
+    for i in range(m - 1):
+        inner = max(inner, a[i] + b[i] + b[i + 1])
+        diag = max(diag, a[i])
+        scale = max(scale, abs(a[i]) + b[i] + b[i + 1])
+    while True:
+        if m > 0:
+            gersh = max(inner, a[m - 1] + b[m - 1])
+            low = max(diag, a[m - 1])
+            full = m == r or b[m] <= 1e-14 * max(scale, abs(a[m - 1]) + b[m - 1] + b[m])
+            if full or logp + gersh - a[0] + need <= _LOG_LZ_RTOL:
+                top = _top(a, b, m) if gersh - low > TOP_SLACK else gersh
+                return m, logp, top, full
+            if gersh - low > TOP_SLACK and logp + low - a[0] + need <= _LOG_LZ_RTOL:
+                top = _top(a, b, m)                     # the tighter bound may pass the test
+                if logp + top - a[0] + need <= _LOG_LZ_RTOL:
+                    return m, logp, top, False
+        _lanczos_step(L, Q, a, b, u, m)
+        m += 1
+        if m >= 2:
+            inner = max(inner, a[m - 2] + b[m - 2] + b[m - 1])
+            diag = max(diag, a[m - 2])
+            scale = max(scale, abs(a[m - 2]) + b[m - 2] + b[m - 1])
+        if b[m] > 0.0:
+            logp += math.log(b[m] * b[m] / (2.0 * m * (2.0 * m - 1.0)))
+
+
+@njit(cache=True, fastmath=_FASTMATH, error_model="numpy")
+def _cf_setup(a, b, m, mu0, sigma, gre, gim, fr, fi):
+    """g(sigma + z_n) = mu0 [(sigma + z_n - T_m)^-1]_11 at the Talbot nodes by the Jacobi continued
+    fraction mu0 / (z - a_0 - b_1^2 / (z - a_1 - b_2^2 / ...)), evaluated from the bottom with the
+    shift subtracted from each a_i first; O(N m).  (= sum_j weight_j / (z - pole_j) over the Gauss rule.)"""
+    nz = QUAD_Z.shape[0]
+    last = a[m - 1] - sigma
+    for n in range(nz):
+        fr[n] = QUAD_Z[n].real - last
+        fi[n] = QUAD_Z[n].imag
+    for i in range(m - 2, -1, -1):
+        bb = b[i + 1] * b[i + 1]
+        ai = a[i] - sigma
+        for n in range(nz):
+            q = bb / (fr[n] * fr[n] + fi[n] * fi[n])
+            fr[n] = QUAD_Z[n].real - ai - q * fr[n]
+            fi[n] = QUAD_Z[n].imag + q * fi[n]
+    for n in range(nz):
+        q = mu0 / (fr[n] * fr[n] + fi[n] * fi[n])
+        gre[n] = q * fr[n]
+        gim[n] = -q * fi[n]
+
+
+@njit(cache=True, error_model="numpy")
+def _gauss_rule(a, b, m, d, z, e):
+    """Nodes d (eigenvalues of T_m) and z (first components of its eigenvectors; the weights are
+    mu0 z^2) of the Gauss rule, by the implicit QL method on the first row only (Golub & Welsch
+    1969; imtqlx of Elhay & Kautsky's IQPACK), O(m^2).  Returns 1 if QL did not converge."""
+    for i in range(m):
+        d[i] = a[i]
+        z[i] = 0.0
+        e[i] = b[i + 1] if i + 1 < m else 0.0
+    z[0] = 1.0
+    for l in range(m):
+        it = 0
+        while True:
+            mm = l
+            while mm < m - 1 and abs(e[mm]) > _EPS * (abs(d[mm]) + abs(d[mm + 1])):
+                mm += 1
+            if mm == l:
+                break
+            if it == 60:
+                return 1
+            it += 1
+            p = d[l]
+            g = (d[l + 1] - p) / (2.0 * e[l])
+            h = math.sqrt(g * g + 1.0)
+            g = d[mm] - p + e[l] / (g + (h if g >= 0.0 else -h))
+            s = 1.0
+            c = 1.0
+            p = 0.0
+            for i in range(mm - 1, l - 1, -1):
+                f = s * e[i]
+                bb = c * e[i]
+                if abs(g) <= abs(f):
+                    c = g / f
+                    h = math.sqrt(c * c + 1.0)
+                    e[i + 1] = f * h
+                    s = 1.0 / h
+                    c *= s
+                else:
+                    s = f / g
+                    h = math.sqrt(s * s + 1.0)
+                    e[i + 1] = g * h
+                    c = 1.0 / h
+                    s *= c
+                g = d[i + 1] - p
+                h = (d[i] - g) * s + 2.0 * c * bb
+                p = s * h
+                d[i + 1] = g + p
+                g = c * h - bb
+                f = z[i + 1]
+                z[i + 1] = s * z[i] + c * f
+                z[i] = c * z[i] - s * f
+            d[l] -= p
+            e[l] = g
+            e[mm] = 0.0
+    return 0
+
+
+@njit(cache=True, error_model="numpy")
+def _rule_poles(a, b, m, mu0, pole, weight, perm, owner, wk):
+    """The Gauss rule of T_m as sorted, merged poles with weights mu0 z_j^2 (for the exact
+    secular-root values); returns their number k, or -1 if QL did not converge.  wk rows 4-7."""
+    d, z, e, w = wk[4, :m], wk[5, :m], wk[6, :m], wk[7, :m]
+    if _gauss_rule(a, b, m, d, z, e) != 0:
+        return -1
+    root = math.sqrt(mu0)
+    for j in range(m):
+        w[j] = root * z[j]
+    _sort_perm(d, perm[:m])
+    return _poles(d, w, perm[:m], pole, weight, owner[:m])
+
+
+@njit(cache=True, error_model="numpy")
+def _trial(alpha, quad, a, b, m, k, pole, weight, perm, owner, org, tau, wk, iw, warm):
+    """(log phi(alpha), exact?, k) for a trial alpha.
+
+    ``quad`` = (sigma, amax, mu0, g at the nodes) from :func:`_cf_setup`: the Talbot value where
+    :func:`_quad_log` certifies it, otherwise the exact value of the rule from its secular roots
+    (left in org, tau), the rule being computed on first need (k < 0 on entry: not yet; the k
+    returned is kept by the caller)."""
+    y = _quad_log(quad, alpha)
+    if not math.isnan(y):
+        return y, False, k
+    if k < 0:
+        k = _rule_poles(a, b, m, quad[2], pole, weight, perm, owner, wk)
+        if k <= 0:
+            return np.nan, True, k
+        warm = False
+    val = _value(pole, weight, k, alpha, org, tau, wk, iw, warm)
+    return (math.log(val) if val > 0.0 else np.nan), True, k
+
+
+@njit(cache=True, error_model="numpy")
+def _sym_rank_one(L, beta, v):
+    """L <- L + beta v v^T, each entry as beta (v_l v_c): the same bits at (l, c) and (c, l), so L
+    stays exactly symmetric (no fastmath here: a fused multiply-add would break that)."""
+    r = L.shape[0]
+    for l in range(r):
+        vl = v[l]
+        for c in range(r):
+            L[l, c] += beta * (vl * v[c])
+
+
+
+_KRYLOV_SIG = ("Tuple((int64, int64, float64, int64, int64, int64, int64, int64, int64))(float64[:, ::1], int64[::1], "
+               "int64[::1], int8[::1], float64[::1], float64[::1], float64[:, ::1], float64)")
+
+
+@njit(_KRYLOV_SIG, cache=True, error_model="numpy")
+def krylov_sweep(V0, ci, cj, kind, bhat, lam, L, slack):
+    """One cyclic sweep of von Neumann projections (Alg. 2) by Lanczos runs, in place on the
+    exponent L, lam, bhat (the iterate is X = V0 exp(L) V0^T).
+
+    Rank-one constraints only: distances (z = e_i - e_j) and diagonal similarities (z = e_i);
+    sets with off-diagonal similarities go to :func:`eigen_sweep`.  phi(alpha) = v^T exp(L +
+    alpha v v^T) v (v = V0^T z) from a Lanczos run on L (trial values by the Talbot quadrature
+    of its Gauss rule, exact fallback from the rule's secular roots), then L <- L + beta v v^T:
+    O(m r^2) for m Lanczos steps.  Returns (status, index, max relative violation met before a
+    projection, its constraint, trace evaluations done exactly from secular roots, trace
+    evaluations, root-finder calls, most trace evaluations one call needed, Lanczos steps).
+    """
+    r = L.shape[0]
+    hard = math.isinf(slack)
+    inv_slack = 0.0 if hard else 1.0 / slack
+    v = np.empty(r)
+    u = np.empty(r)
+    Q = np.empty((r, r))
+    ja = np.empty(r)                                        # the Jacobi matrix T_m: a_0..a_{m-1}
+    jb = np.zeros(r + 1)                                    # b_1..b_m (b_0 = 0)
+    pole = np.empty(r)
+    weight = np.empty(r)
+    tau = np.empty(r)
+    perm = np.empty(r, dtype=np.int64)
+    owner = np.empty(r, dtype=np.int64)
+    org = np.empty(r, dtype=np.int64)
+    wk = np.empty((_N_WK, r))
+    iw = np.zeros((_N_IW, r), dtype=np.int64)
+    st = np.empty(6)
+    nz = QUAD_Z.shape[0]
+    gre, gim, fr, fi = np.empty(nz), np.empty(nz), np.empty(nz), np.empty(nz)
+    maxviol = 0.0
+    argmax = -1
+    xev = 0
+    evals = 0
+    maxev = 0
+    solves = 0
+    steps = 0
+    for q in range(ci.shape[0]):
+        i = ci[q]
+        j = cj[q]
+        kd = kind[q]
+        delta = sign(kd)
+        is_dist = kd == 0 or kd == 1 or kd == 4
+        if not is_dist and i != j:
+            raise ValueError("krylov_sweep takes rank-one constraints only")
+        b = bhat[q]
+        m, logp, top, full = 0, 0.0, 0.0, True             # the Lanczos run
+        m_p, sigma_p = 0, 0.0                               # and the shift of its Talbot nodes for p
+        mu0 = 0.0
+        for l in range(r):
+            v[l] = V0[i, l] - V0[j, l] if is_dist else V0[i, l]
+            mu0 += v[l] * v[l]
+        p = 0.0
+        kk = -1                                             # the Gauss rule's poles: not computed yet
+        if mu0 > TINY:
+            inv = 1.0 / math.sqrt(mu0)
+            for l in range(r):
+                Q[0, l] = v[l] * inv
+            m, logp, top, full = _krylov(L, Q, ja, jb, u, 0, 0.0, 0.0)
+            m_p, sigma_p = m, top
+            _cf_setup(ja, jb, m, mu0, top, gre, gim, fr, fi)
+            lp, _, kk = _trial(0.0, (top, 0.0, mu0, gre, gim), ja, jb, m, kk, pole, weight, perm, owner,
+                                org, tau, wk, iw, False)
+            p = math.exp(lp)                                # p = z^T X z
+            steps += m
+        degenerate = p <= TINY
+        viol = rel_violation(p, b, delta)
+        if viol > maxviol:
+            maxviol = viol
+            argmax = q
+        if not math.isfinite(p):
+            return BROKEN, q, maxviol, argmax, xev, evals, solves, maxev, steps
+        if degenerate:                                      # no rank-preserving update moves it
+            if viol > 0.0:
+                return STUCK, q, maxviol, argmax, xev, evals, solves, maxev, steps
+            continue
+        c_clamp = delta * lam[q]                            # beta = min(lambda_i, alpha), signed
+        ev = 0
+        if b <= 0.0:
+            if delta >= 0.0:
+                return STUCK, q, maxviol, argmax, xev, evals, solves, maxev, steps
+            if c_clamp == 0.0:                              # z^T X z >= b <= 0 holds, lambda_i = 0
+                continue
+            alpha = c_clamp                                 # alpha = -inf, clamped to -lambda_i
+        else:
+            target = math.log(b)
+            g0 = math.log(p) - target
+            if g0 == 0.0 or (delta != 0.0 and c_clamp == 0.0 and delta * g0 <= 0.0):
+                continue
+            a1 = -g0 / (mu0 + inv_slack)                    # exact when L is a multiple of I
+            amax = max(0.0, c_clamp, 2.0 * a1)              # trial alphas the nodes' shift covers
+            need = -min(0.0, c_clamp, 2.0 * a1) * mu0       # and the Krylov run's accuracy
+            for _rounds in range(8):                        # (a second round is rare)
+                if not full and need > 0.0:
+                    m0 = m
+                    m, logp, top, full = _krylov(L, Q, ja, jb, u, m, logp, need)
+                    steps += m - m0
+                    if m > m0:
+                        kk = -1                             # a longer rule: its poles are redone
+                sigma = top + amax * mu0
+                if sigma != sigma_p or m != m_p:            # (else the nodes of p serve)
+                    _cf_setup(ja, jb, m, mu0, sigma, gre, gim, fr, fi)
+                quad = (sigma, amax, mu0, gre, gim)
+                alpha = c_clamp
+                gc = 0.0
+                sgn = 0.0                                   # sign of the last alpha evaluated exactly
+                if c_clamp != 0.0:
+                    gc, exact, kk = _trial(c_clamp, quad, ja, jb, m, kk, pole, weight, perm, owner, org, tau,
+                                           wk, iw, False)
+                    gc += c_clamp * inv_slack - target
+                    ev += 1
+                    xev += exact
+                    if exact:
+                        sgn = c_clamp
+                if c_clamp == 0.0 or delta * gc > 0.0:
+                    x = _root_start(st, g0, c_clamp, gc, a1)
+                    done = False
+                    y = 0.0
+                    while not done:
+                        warm = (x > 0.0) == (sgn > 0.0) and sgn != 0.0
+                        y, exact, kk = _trial(x, quad, ja, jb, m, kk, pole, weight, perm, owner, org, tau,
+                                              wk, iw, warm)
+                        y += x * inv_slack - target
+                        ev += 1
+                        xev += exact
+                        if exact:
+                            sgn = x
+                        alpha = x
+                        x, done = _root_advance(st, x, y, ev)
+                    if not math.isfinite(x) or (ev >= MAX_EVALS and abs(y) > 1e-6):
+                        return BROKEN, q, maxviol, argmax, xev, evals + ev, solves + 1, max(maxev, ev), steps
+                    solves += 1
+                    maxev = max(maxev, ev)
+                if full or logp + top - ja[0] - min(alpha, 0.0) * mu0 <= _LOG_LZ_RTOL:
+                    break
+                need = -min(alpha, 0.0) * mu0 + 1.0         # the step went further than planned
+            evals += ev
+        applied = dual_step(alpha, lam, q, delta)           # = alpha: it lies within the clamp
+        if not hard:
+            bhat[q] = b * math.exp(-applied * inv_slack)    # slack: log bhat <- log bhat - alpha/gamma
+        _sym_rank_one(L, applied, v)                        # L <- L + beta v v^T
+    return OK, -1, maxviol, argmax, xev, evals, solves, maxev, steps

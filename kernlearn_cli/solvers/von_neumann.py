@@ -9,25 +9,29 @@ Solves
 
 in the range of K0 = V0 Lambda0 V0^T (Sec. 4: the rank of K never exceeds rank K0), by
 cyclic Bregman projections with the dual correction beta = min(lambda_i, alpha)
-(eq. 4).  The iterate is K = V0 W exp(D) W^T V0^T with W orthogonal: a projection
-changes the exponent D + beta w w^T (w = W^T V0^T z), whose eigen-decomposition
-U Theta U^T comes from the secular equation, and sets W <- W U, D <- Theta
-(Sec. 5.2.1-5.2.3; compiled in ``_von_neumann_kernels``).  The projection parameter
-has no closed form: it is found by a safeguarded one-dimensional root finder on
-z^T K(alpha) z = b, whose trace evaluations are counted (the paper: rarely more than six).
-A trial value needs no eigen-decomposition: it is a contour integral of the resolvent
-w^T (z - D - alpha w w^T)^-1 w = g(z) / (1 - alpha g(z)), g(z) = sum_j w_j^2 / (z - d_j),
-by the Talbot rule on 24 nodes whose g is set up once per projection (O(r) per node, then
-O(1) per node and trial alpha), with an exact secular-root fallback where its certified
-error bound is not below 1e-12 relative; the secular equation is solved once per
-projection, at the accepted alpha, for the eigen-update (``exact_trace_evaluations``
-counts the trial values done from secular roots).
+(eq. 4).  The iterate is K = V0 exp(L) V0^T: a projection adds beta v v^T to the exponent
+(v = V0^T z), beta the root of z^T K(alpha) z = b found by a safeguarded one-dimensional root
+finder whose trace evaluations are counted (the paper: rarely more than six).  Two sweeps
+(compiled in ``_von_neumann_kernels``) compute those trace values:
 
-Constraints: squared distances (z = e_i - e_j) and diagonal similarities K_ii (z = e_i)
-are rank-one; an off-diagonal similarity K_ij adds a rank-two term to the exponent, handled
-as two successive diagonal-plus-rank-one decompositions (still O(r^2) per trace evaluation).
-After every sweep W and D are re-derived from W D W^T by a symmetric eigensolver
-(O(r^3) once per sweep) so that rounding never lets W drift from orthogonal.
+* the Krylov sweep: a Lanczos run on L from v, whose Gauss rule gives
+  phi(alpha) = v^T exp(L + alpha v v^T) v for every trial alpha, to 1e-13 relative by the rule's
+  error bound (with T_m's top eigenvalue standing in for L's), in O(m r^2) for m Lanczos
+  steps (m ~ 7-10 on the benchmark's spectra), then L <- L + beta v v^T, O(r^2);
+* the eigen sweep, the paper's (Sec. 5.2.1-5.2.3): the exponent kept as W D W^T, the
+  eigenvalues of D + alpha w w^T from the secular equation, then W <- W U, an O(r^3) product
+  the paper would reduce with a fast multipole method.
+
+The Krylov sweep runs first; when its Lanczos runs average more than KRYLOV_EXHAUSTED r steps
+(a wide spectrum: the Krylov space is nearly exhausted, and the eigen-update is cheaper), eigen
+sweeps follow, with a Krylov sweep tried again after PROBE_FIRST of them (the wait doubling to
+PROBE_MAX).  Sets with off-diagonal similarity constraints (a rank-two term in the exponent:
+two diagonal-plus-rank-one decompositions per trace value) use the eigen sweep throughout.
+Either way a trial value is the Talbot contour integral of the resolvent, O(1) per trial after
+an O(r) or O(m) setup, with an exact secular-root fallback where its certified error bound is
+not below 1e-12 relative (``exact_trace_evaluations``).  After every sweep W, D are
+re-derived by a symmetric eigensolver from L (O(r^3) once per sweep), so rounding never lets W
+drift from orthogonal; they give the constraint values and the result.
 With ``slack`` = gamma < inf each bound gets a slack variable penalised by gamma
 times its (generalised KL) divergence from b, the von Neumann analogue of ITML's slack.
 """
@@ -44,12 +48,15 @@ from ..errors import DataError
 from ..kernels import full_column_rank
 from ..linalg import eigh
 from ..registry import solvers
-from ..types import Constraints, SolverResult
+from ..types import KIND_CODE, Constraints, SolverResult
 from . import _von_neumann_kernels as _k
 from ..params import Positive, PositiveInt
 from ._cyclic import (InRange, Slack, bregman_certificate, describe, hard_else_slack, infeasibility_certificate,
                       relative_violations, require_constraints, run_sweeps, signs)
 from .protocol import finish
+
+
+_DIST_KINDS = [KIND_CODE["dist_le"], KIND_CODE["dist_ge"], KIND_CODE["dist_eq"]]
 
 
 def von_neumann_divergence_core(W: np.ndarray, D: np.ndarray, lam0: np.ndarray) -> float:
@@ -77,6 +84,28 @@ def slack_penalty(bhat: np.ndarray, b: np.ndarray, slack: float) -> float:
     if math.isinf(slack):
         return 0.0
     return float(slack * np.sum(bhat * np.log(bhat / b) - bhat + b))
+
+
+# A Krylov sweep whose Lanczos runs average more than KRYLOV_EXHAUSTED r steps (wide spectra: the
+# space is nearly exhausted) costs more than the paper's eigen-updates; the next sweeps then update
+# the eigen-decomposition instead, and a Krylov sweep is tried again after PROBE_FIRST of them,
+# the wait doubling (to PROBE_MAX) while the spectrum stays wide.  Decided by step counts, so the
+# same run takes the same path on any machine.
+KRYLOV_EXHAUSTED = 0.75
+PROBE_FIRST, PROBE_MAX = 8, 64
+
+
+def next_mode(steps: int, r: int, c: int, probe: int) -> tuple[str, int, int]:
+    """(mode of the next sweep, eigen sweeps before the next Krylov try, the wait after that) after
+    a Krylov sweep of c projections that took ``steps`` Lanczos steps in all."""
+    if steps > KRYLOV_EXHAUSTED * r * c:
+        return "eigen", probe, min(2 * probe, PROBE_MAX)
+    return "krylov", 0, PROBE_FIRST
+
+
+def _is_rank_one(constraints: Constraints) -> np.ndarray:
+    """Distances and diagonal similarities (z = e_i - e_j or e_i): a rank-one change of the exponent."""
+    return np.isin(constraints.kind, _DIST_KINDS) | (constraints.i == constraints.j)
 
 
 @solvers.register("von_neumann")
@@ -114,7 +143,8 @@ def von_neumann(G0: np.ndarray, constraints: Constraints, *, tol: Positive = 1e-
     SolverResult
         ``G = V0 W exp(D/2)`` (n x r), ``objective`` = D_vN(K, K0), ``iterations`` = sweeps;
         info ``projections``, ``trace_evaluations``, ``evaluations_per_projection`` (mean over
-        the projections that ran the root finder) and ``max_evaluations``; certificate as for
+        the projections that ran the root finder), ``max_evaluations``, ``krylov_sweeps`` and
+        ``lanczos_steps_per_projection`` (over those sweeps); certificate as for
         ``burg`` (dual: :func:`von_neumann_dual`).
 
     Raises
@@ -140,22 +170,38 @@ def von_neumann(G0: np.ndarray, constraints: Constraints, *, tol: Positive = 1e-
     r = V0.shape[1]
     lam = np.zeros(len(constraints))
     bhat = constraints.bound.copy()
-    counts = {"evals": 0, "exact": 0, "solves": 0, "max_evals": 0}
-    state = {"W": np.eye(r), "D": np.log(lam0)}
+    counts = {"evals": 0, "exact": 0, "solves": 0, "max_evals": 0, "steps": 0, "krylov_sweeps": 0}
+    rank_one = bool(np.all(_is_rank_one(constraints)))      # the Krylov sweep takes rank-one constraints
+    state = {"L": np.diag(np.log(lam0)), "W": np.eye(r), "D": np.log(lam0), "last": "",
+             "mode": "krylov" if rank_one else "eigen", "wait": 0, "probe": PROBE_FIRST}
     rc = InRange(V0, constraints)
 
     def sweep():
-        status, q, maxviol, argmax, xv, ev, sv, mx = _k.von_neumann_sweep(
-            V0, constraints.i, constraints.j, constraints.kind, bhat, lam, state["W"], state["D"], float(slack))
+        state["last"] = mode = state["mode"]
+        args = (V0, constraints.i, constraints.j, constraints.kind, bhat, lam)
+        if mode == "krylov":
+            status, q, maxviol, argmax, xv, ev, sv, mx, steps = _k.krylov_sweep(*args, state["L"], float(slack))
+            counts["steps"] += steps
+            counts["krylov_sweeps"] += 1
+            state["mode"], state["wait"], state["probe"] = next_mode(steps, r, len(constraints), state["probe"])
+        else:
+            status, q, maxviol, argmax, xv, ev, sv, mx = _k.eigen_sweep(*args, state["W"], state["D"], float(slack))
+            state["wait"] -= 1
+            if rank_one and state["wait"] <= 0:
+                state["mode"] = "krylov"
         counts["evals"] += ev
         counts["exact"] += xv
         counts["solves"] += sv
         counts["max_evals"] = max(counts["max_evals"], mx)
         return status, q, maxviol, argmax
 
-    def reorthogonalize():              # keep W orthogonal: re-derive W, D from W D W^T (once per sweep)
-        W, D = state["W"], state["D"]
-        D, W = eigh((W * D) @ W.T)
+    def decompose():                    # W diag(D) W^T = L for the values, the result and the next sweep
+        if state["last"] == "krylov":
+            D, W = eigh(state["L"])
+        else:                           # (re-derived, so that rounding never lets W drift from orthogonal)
+            M = (state["W"] * state["D"]) @ state["W"].T
+            state["L"] = M = (M + M.T) / 2
+            D, W = eigh(M)
         state["W"], state["D"] = np.ascontiguousarray(W), D
 
     def values() -> np.ndarray:         # tr(K A_i) = p_i^T W e^D W^T q_i, O(c r^2)
@@ -173,7 +219,7 @@ def von_neumann(G0: np.ndarray, constraints: Constraints, *, tol: Positive = 1e-
         hard=math.isinf(slack), certify_every=certify_every,
         violation=violation,
         farkas=lambda y0: infeasibility_certificate(rc, y0), callback=callback,
-        after_sweep=reorthogonalize)
+        after_sweep=decompose)
     seconds = time.perf_counter() - t0
     t1 = time.perf_counter()
     W, D = state["W"], state["D"]
@@ -192,6 +238,8 @@ def von_neumann(G0: np.ndarray, constraints: Constraints, *, tol: Positive = 1e-
         info={"projections": sweeps * len(constraints), "rank": r, "max_violation": float(viol.max()),
               "trace_evaluations": int(evals), "exact_trace_evaluations": int(counts["exact"]),
               "evaluations_per_projection": evals / max(solves, 1),
+              "krylov_sweeps": counts["krylov_sweeps"],
+              "lanczos_steps_per_projection": counts["steps"] / max(counts["krylov_sweeps"] * len(constraints), 1),
               "max_evaluations": int(max_evals), "solver_seconds": seconds, "certificate_seconds": check_seconds,
               "slack": float(slack)},
         arrays={"G0": G0, "dual": lam, "bhat": bhat}), cert, "von_neumann")
