@@ -44,8 +44,9 @@ Shared by both:
   trial whose value this bound does not certify to QUAD_RTOL relative (w^T X w far below
   e^sigma ||w||^2: a wide spectrum that w barely sees at its top, or alpha beyond the nodes'
   shift) is evaluated exactly from the secular roots instead (the exact fallback);
-* alpha is found by a bracketed secant iteration on log z^T X(alpha) z (its first guess,
-  alpha0 = log(b/p)/||w||^2, is exact when the exponent is a multiple of I); the dual correction
+* alpha is found by a bracketed secant iteration on log z^T X(alpha) z from a first guess
+  alpha0 = log(b/p)/s, exact when the exponent is a multiple of I: s = ||w||^2 in the eigen
+  sweep, Newton's s = phi'(0)/phi(0) from the Talbot nodes in the Krylov sweep; the dual correction
   beta = min(lambda_i, alpha) is tested first, so a clamped step costs one trace evaluation
   and a satisfied constraint with lambda_i = 0 costs none.
 
@@ -136,6 +137,20 @@ def _quad_value(gre, gim, alpha):
         fi = (gim[m] * dr - gre[m] * di) * inv
         s += QUAD_C[m].real * fr - QUAD_C[m].imag * fi
     return 2.0 * s
+
+
+@njit(cache=True, error_model="numpy")
+def _quad_slope(gre, gim):
+    """phi'(0) / phi(0) by the same nodes: phi'(0) = (1/2 pi i) oint e^z g(z)^2 dz, the derivative
+    of g / (1 - alpha g) at alpha = 0 (a first guess's slope; its accuracy does not matter)."""
+    s = 0.0
+    ds = 0.0
+    for m in range(QUAD_Z.shape[0]):
+        g2r = gre[m] * gre[m] - gim[m] * gim[m]
+        g2i = 2.0 * gre[m] * gim[m]
+        s += QUAD_C[m].real * gre[m] - QUAD_C[m].imag * gim[m]
+        ds += QUAD_C[m].real * g2r - QUAD_C[m].imag * g2i
+    return ds / s
 
 
 @njit(cache=True, fastmath=_FASTMATH, error_model="numpy")
@@ -1186,7 +1201,7 @@ def krylov_sweep(V0, ci, cj, kind, bhat, lam, L, slack):
         if not is_dist and i != j:
             raise ValueError("krylov_sweep takes rank-one constraints only")
         b = bhat[q]
-        m, logp, top, full = 0, 0.0, 0.0, True             # the Lanczos run
+        m, logp, top, full, slope = 0, 0.0, 0.0, True, 0.0  # the Lanczos run
         m_p, sigma_p = 0, 0.0                               # and the shift of its Talbot nodes for p
         mu0 = 0.0
         for l in range(r):
@@ -1201,10 +1216,11 @@ def krylov_sweep(V0, ci, cj, kind, bhat, lam, L, slack):
             m, logp, top, full = _krylov(L, Q, ja, jb, u, 0, 0.0, 0.0)
             m_p, sigma_p = m, top
             _cf_setup(ja, jb, m, mu0, top, gre, gim, fr, fi)
-            lp, _, kk = _trial(0.0, (top, 0.0, mu0, gre, gim), ja, jb, m, kk, pole, weight, perm, owner,
-                                org, tau, wk, iw, False)
+            lp, exact, kk = _trial(0.0, (top, 0.0, mu0, gre, gim), ja, jb, m, kk, pole, weight, perm, owner,
+                                   org, tau, wk, iw, False)
             p = math.exp(lp)                                # p = z^T X z
             steps += m
+            slope = mu0 if exact else _quad_slope(gre, gim)  # d log phi / d alpha at 0
         degenerate = p <= TINY
         viol = rel_violation(p, b, delta)
         if viol > maxviol:
@@ -1229,7 +1245,7 @@ def krylov_sweep(V0, ci, cj, kind, bhat, lam, L, slack):
             g0 = math.log(p) - target
             if g0 == 0.0 or (delta != 0.0 and c_clamp == 0.0 and delta * g0 <= 0.0):
                 continue
-            a1 = -g0 / (mu0 + inv_slack)                    # exact when L is a multiple of I
+            a1 = -g0 / (slope + inv_slack)                  # Newton's first step (exact when L is a multiple of I)
             amax = max(0.0, c_clamp, 2.0 * a1)              # trial alphas the nodes' shift covers
             need = -min(0.0, c_clamp, 2.0 * a1) * mu0       # and the Krylov run's accuracy
             for _rounds in range(8):                        # (a second round is rare)
@@ -1247,8 +1263,11 @@ def krylov_sweep(V0, ci, cj, kind, bhat, lam, L, slack):
                 gc = 0.0
                 sgn = 0.0                                   # sign of the last alpha evaluated exactly
                 if c_clamp != 0.0:
-                    gc, exact, kk = _trial(c_clamp, quad, ja, jb, m, kk, pole, weight, perm, owner, org, tau,
-                                           wk, iw, False)
+                    gc = _quad_log(quad, c_clamp)
+                    exact = math.isnan(gc)
+                    if exact:
+                        gc, exact, kk = _trial(c_clamp, quad, ja, jb, m, kk, pole, weight, perm, owner, org, tau,
+                                               wk, iw, False)
                     gc += c_clamp * inv_slack - target
                     ev += 1
                     xev += exact
@@ -1259,9 +1278,12 @@ def krylov_sweep(V0, ci, cj, kind, bhat, lam, L, slack):
                     done = False
                     y = 0.0
                     while not done:
-                        warm = (x > 0.0) == (sgn > 0.0) and sgn != 0.0
-                        y, exact, kk = _trial(x, quad, ja, jb, m, kk, pole, weight, perm, owner, org, tau,
-                                              wk, iw, warm)
+                        y = _quad_log(quad, x)              # the Talbot value, else the exact one
+                        exact = math.isnan(y)
+                        if exact:
+                            warm = (x > 0.0) == (sgn > 0.0) and sgn != 0.0
+                            y, exact, kk = _trial(x, quad, ja, jb, m, kk, pole, weight, perm, owner, org, tau,
+                                                  wk, iw, warm)
                         y += x * inv_slack - target
                         ev += 1
                         xev += exact
