@@ -223,7 +223,9 @@ def quad_trial(d, w, alpha, amax, via="krylov"):
         k = _k._poles(d, w, perm, pole, weight, owner)
         sigma = pole[k - 1] + amax * mu0
         _k._quad_setup(pole, weight, k, sigma, gre, gim, np.empty(r))
-        return _k._log_value(pole, weight, k, alpha, (sigma, amax, mu0, gre, gim), org, tau, wk, iw, False)
+        logv, exact, _ = _k._trial(alpha, (sigma, amax, mu0, gre, gim), _k._NO_RULE, _k._NO_RULE, 0, k, pole, weight,
+                                   perm, owner, org, tau, wk, iw, False)
+        return logv, exact
     L, Q, a, b, u = np.diag(d), np.empty((r, r)), np.empty(r), np.zeros(r + 1), np.empty(r)
     Q[0] = w / math.sqrt(mu0)
     m, _, top, _ = _k._krylov(L, Q, a, b, u, 0, 0.0, -min(alpha, 0.0) * mu0)

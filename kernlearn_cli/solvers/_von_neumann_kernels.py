@@ -421,19 +421,6 @@ def _quad_log(quad, alpha):
     return np.nan
 
 
-@njit(cache=True, error_model="numpy")
-def _log_value(pole, weight, k, alpha, quad, org, tau, wk, iw, warm):
-    """log w^T exp(D + alpha w w^T) w for a trial alpha, and whether it was computed exactly.
-
-    ``quad`` from :func:`_quad_setup`: the Talbot value where :func:`_quad_log` certifies it,
-    otherwise the exact value from the secular roots (left in org, tau)."""
-    y = _quad_log(quad, alpha)
-    if not math.isnan(y):
-        return y, False
-    val = _value(pole, weight, k, alpha, org, tau, wk, iw, warm)
-    return (math.log(val) if val > 0.0 else np.nan), True
-
-
 # Root finding for alpha: the increasing function g (log z^T X(alpha) z - log b + alpha/gamma
 # for rank-one constraints) is driven by a bracketed secant iteration, kept as a small state
 # vector so that every projection type can run its own evaluations in a plain loop:
@@ -702,203 +689,6 @@ def rank_one_update(D, alpha, w, X):
     return 0
 
 
-_EIGEN_SIG = ("Tuple((int64, int64, float64, int64, int64, int64, int64, int64))(float64[:, ::1], int64[::1], int64[::1], "
-               "int8[::1], float64[::1], float64[::1], float64[:, ::1], float64[::1], float64)")
-
-
-@njit(_EIGEN_SIG, cache=True, error_model="numpy")
-def eigen_sweep(V0, ci, cj, kind, bhat, lam, W, D, slack):
-    """One cyclic sweep of von Neumann projections by eigen-updates (Alg. 2 as the paper does them),
-    in place on W, D, lam, bhat (the iterate is X = V0 W exp(D) W^T V0^T).
-
-    Distance constraints (z = e_i - e_j) and diagonal similarity constraints (z = e_i) are
-    rank-one (trial values by the Talbot quadrature, exact fallback); off-diagonal similarity
-    constraints K_ij are rank-two (trial values exact).  Returns (status, index, max relative
-    violation met before a projection, its constraint, trace evaluations done exactly from
-    secular roots, trace evaluations, root-finder calls, most trace evaluations one call needed).
-    """
-    r = W.shape[0]
-    hard = math.isinf(slack)
-    inv_slack = 0.0 if hard else 1.0 / slack
-    v = np.empty(r)
-    w = np.empty(r)
-    pole = np.empty(r)
-    weight = np.empty(r)
-    tau = np.empty(r)
-    perm = np.empty(r, dtype=np.int64)
-    owner = np.empty(r, dtype=np.int64)
-    org = np.empty(r, dtype=np.int64)
-    wk = np.empty((_N_WK, r))
-    iw = np.zeros((_N_IW, r), dtype=np.int64)
-    U = np.empty((r, r))
-    U2 = np.empty((r, r))
-    Wn = np.empty((r, r))
-    st = np.empty(6)
-    gre = np.empty(QUAD_Z.shape[0])
-    gim = np.empty(QUAD_Z.shape[0])
-    maxviol = 0.0
-    argmax = -1
-    xev = 0
-    evals = 0
-    maxev = 0
-    solves = 0
-    for q in range(ci.shape[0]):
-        i = ci[q]
-        j = cj[q]
-        kd = kind[q]
-        delta = sign(kd)
-        rank_two = not (kd == 0 or kd == 1 or kd == 4) and i != j
-        b = bhat[q]
-        if rank_two:
-            a, c = wk[_WK_A], wk[_WK_C]
-            _tmatvec(W, V0[i], a)                            # a = W^T v_i, c = W^T v_j
-            _tmatvec(W, V0[j], c)
-            p = 0.0
-            aa = 0.0
-            cc = 0.0
-            for l in range(r):
-                p += math.exp(D[l]) * a[l] * c[l]           # p = K_ij
-                aa += a[l] * a[l]
-                cc += c[l] * c[l]
-            degenerate = aa * cc <= TINY
-        else:
-            is_dist = kd == 0 or kd == 1 or kd == 4
-            for l in range(r):
-                v[l] = V0[i, l] - V0[j, l] if is_dist else V0[i, l]
-            _tmatvec(W, v, w)                               # w = W^T v
-            p = 0.0
-            for l in range(r):
-                p += math.exp(D[l]) * w[l] * w[l]           # p = z^T X z
-            degenerate = p <= TINY
-        viol = rel_violation(p, b, delta)
-        if viol > maxviol:
-            maxviol = viol
-            argmax = q
-        if not math.isfinite(p):
-            return BROKEN, q, maxviol, argmax, xev, evals, solves, maxev
-        if degenerate:                                      # no rank-preserving update moves it
-            if viol > 0.0:
-                return STUCK, q, maxviol, argmax, xev, evals, solves, maxev
-            continue
-        c_clamp = delta * lam[q]                            # beta = min(lambda_i, alpha), signed
-        _sort_perm(D, perm)
-        ev = 0
-        if rank_two:
-            s, t = wk[_WK_S], wk[_WK_T]
-            for l in range(r):
-                s[l] = a[l] + c[l]
-                t[l] = a[l] - c[l]
-            k = _poles(D, s, perm, pole, weight, owner)
-            scale = max(abs(b), abs(p))
-            g0 = (p - b) / scale
-            if g0 == 0.0 or (delta != 0.0 and c_clamp == 0.0 and delta * g0 <= 0.0):
-                continue                                    # at the bound, or satisfied with lambda_i = 0
-            alpha = c_clamp
-            gc = 0.0
-            y = 0.0
-            if c_clamp != 0.0:
-                gc = (_rank_two_value(c_clamp, k, D, perm, pole, weight, owner, org, tau, U, U2, wk, iw)
-                      - b * math.exp(-c_clamp * inv_slack)) / scale
-                ev = 1
-            if c_clamp == 0.0 or delta * gc > 0.0:          # the step is not clamped: find alpha
-                slope = b * inv_slack                       # g'(0) * scale, for a Newton first guess
-                for l in range(r):
-                    for m in range(r):
-                        slope += 0.5 * a[l] * c[m] * (a[l] * c[m] + c[l] * a[m]) * _dexp(D[l], D[m])
-                x = _root_start(st, g0, c_clamp, gc, -g0 * scale / slope if slope > 0.0 else np.nan)
-                done = False
-                while not done:
-                    y = (_rank_two_value(x, k, D, perm, pole, weight, owner, org, tau, U, U2, wk, iw)
-                         - b * math.exp(-x * inv_slack)) / scale
-                    ev += 1
-                    alpha = x
-                    x, done = _root_advance(st, x, y, ev)
-                if not math.isfinite(x) or (ev >= MAX_EVALS and abs(y) > 1e-6):
-                    return BROKEN, q, maxviol, argmax, xev + ev, evals + ev, solves + 1, max(maxev, ev)
-                evals += ev
-                xev += ev                                   # rank-two trial values are all exact
-                solves += 1
-                maxev = max(maxev, ev)
-            elif c_clamp != 0.0:
-                evals += ev
-                xev += ev
-            applied = dual_step(alpha, lam, q, delta)
-            if not hard:
-                bhat[q] = b * math.exp(-applied * inv_slack)
-            _gemm_into(U2, U, Wn)                           # (U1 U2)^T = U2^T U1^T, then W <- W U1 U2
-            for l in range(r):
-                for m in range(r):
-                    U[l, m] = Wn[l, m]
-            _apply(W, U, Wn)
-            d2 = wk[_WK_D2]
-            for l in range(r):
-                D[l] = d2[l]
-            continue
-        k = _poles(D, w, perm, pole, weight, owner)
-        if b <= 0.0:
-            if delta >= 0.0:
-                return STUCK, q, maxviol, argmax, xev, evals, solves, maxev
-            if c_clamp == 0.0:                              # z^T X z >= b <= 0 holds, lambda_i = 0
-                continue
-            alpha = c_clamp                                 # alpha = -inf, clamped to -lambda_i
-            _eigvals(pole, weight, k, alpha, org, tau, wk, iw, False)
-        else:
-            target = math.log(b)
-            g0 = math.log(p) - target
-            if g0 == 0.0 or (delta != 0.0 and c_clamp == 0.0 and delta * g0 <= 0.0):
-                continue
-            wnorm2 = 0.0
-            for l in range(r):
-                wnorm2 += w[l] * w[l]
-            a1 = -g0 / (wnorm2 + inv_slack)                 # exact when D is constant
-            amax = max(0.0, c_clamp, 2.0 * a1)              # trial alphas the nodes' shift covers
-            sigma = pole[k - 1] + amax * wnorm2
-            wsum = 0.0
-            for l in range(k):
-                wsum += weight[l]
-            _quad_setup(pole, weight, k, sigma, gre, gim, wk[4])       # wk[4]: free until the eigenvectors
-            quad = (sigma, amax, wsum, gre, gim)
-            alpha = c_clamp
-            gc = 0.0
-            sgn = 0.0                                       # sign of the last alpha evaluated exactly
-            exact = False                                   # org, tau hold the roots at alpha
-            if c_clamp != 0.0:
-                gc, exact = _log_value(pole, weight, k, c_clamp, quad, org, tau, wk, iw, False)
-                gc += c_clamp * inv_slack - target
-                ev = 1
-                xev += exact
-                if exact:
-                    sgn = c_clamp
-            if c_clamp == 0.0 or delta * gc > 0.0:
-                x = _root_start(st, g0, c_clamp, gc, a1)
-                done = False
-                y = 0.0
-                while not done:
-                    warm = (x > 0.0) == (sgn > 0.0) and sgn != 0.0
-                    y, exact = _log_value(pole, weight, k, x, quad, org, tau, wk, iw, warm)
-                    y += x * inv_slack - target
-                    ev += 1
-                    xev += exact
-                    if exact:
-                        sgn = x
-                    alpha = x
-                    x, done = _root_advance(st, x, y, ev)
-                if not math.isfinite(x) or (ev >= MAX_EVALS and abs(y) > 1e-6):
-                    return BROKEN, q, maxviol, argmax, xev, evals + ev, solves + 1, max(maxev, ev)
-                solves += 1
-                maxev = max(maxev, ev)
-            evals += ev
-            if not exact:                                   # the one secular solve of the projection
-                _eigvals(pole, weight, k, alpha, org, tau, wk, iw, False)
-        applied = dual_step(alpha, lam, q, delta)           # = alpha: it lies within the clamp
-        if not hard:
-            bhat[q] = b * math.exp(-applied * inv_slack)    # slack: log bhat <- log bhat - alpha/gamma
-        # D + beta ww^T = U Theta U^T from the secular roots at alpha (U holds U^T)
-        _eigvecs(D, w, perm, owner, pole, k, org, tau, U, wk, iw)   # D <- Theta
-        _apply(W, U, Wn)                                    # W <- W U
-    return OK, -1, maxviol, argmax, xev, evals, solves, maxev
-
-
 # --- the Krylov (Lanczos / Gauss quadrature) representation of phi(alpha) = v^T exp(L + alpha v v^T) v ---
 # Lanczos on L from v gives the Jacobi matrix T_m (diagonal a_0..a_{m-1}, off-diagonal b_1..b_{m-1})
 # and mu0 = ||v||^2; L + alpha v v^T has the same Krylov space and the same T_m but for
@@ -1137,6 +927,54 @@ def _trial(alpha, quad, a, b, m, k, pole, weight, perm, owner, org, tau, wk, iw,
     return (math.log(val) if val > 0.0 else np.nan), True, k
 
 
+# --- the search for alpha and the two sweeps ---
+_NO_RULE = np.zeros(1)                                  # (the eigen sweep's poles are given: no Gauss rule)
+
+
+@njit(cache=True, error_model="numpy", inline="always")   # (as a call, 2.06 -> 2.2 µs a projection at r = 16)
+def _search(g0, target, c_clamp, delta, a1, inv_slack, quad, a, b, m, k, pole, weight, perm, owner, org, tau,
+            wk, iw, st):
+    """alpha of a rank-one projection: y(alpha) = log phi(alpha) + alpha/gamma - log b = 0, the dual
+    correction's clamp c_clamp (signed lambda_i) tested first, then the bracketed secant iteration
+    from a1 (y(0) = g0).  A trial value is the Talbot value where :func:`_quad_log` certifies it,
+    else exact (:func:`_trial`: from the poles, k >= 0, or from the Gauss rule of (a, b, m),
+    computed on first need, k < 0).  Returns (alpha, trace evaluations, how many exact,
+    root-finder calls (0 or 1), whether org/tau hold the secular roots at alpha, k, ok)."""
+    alpha = c_clamp
+    gc = 0.0
+    sgn = 0.0                                               # sign of the last alpha evaluated exactly
+    exact = False
+    ev = 0
+    xev = 0
+    if c_clamp != 0.0:
+        gc = _quad_log(quad, c_clamp)
+        exact = math.isnan(gc)
+        if exact:
+            gc, exact, k = _trial(c_clamp, quad, a, b, m, k, pole, weight, perm, owner, org, tau, wk, iw, False)
+            sgn = c_clamp
+        gc += c_clamp * inv_slack - target
+        ev = 1
+        xev += exact
+        if delta * gc <= 0.0:                               # the clamp holds: beta = -lambda_i (signed)
+            return alpha, ev, xev, 0, exact, k, True
+    x = _root_start(st, g0, c_clamp, gc, a1)
+    done = False
+    y = 0.0
+    while not done:
+        y = _quad_log(quad, x)
+        exact = math.isnan(y)
+        if exact:
+            warm = (x > 0.0) == (sgn > 0.0) and sgn != 0.0
+            y, exact, k = _trial(x, quad, a, b, m, k, pole, weight, perm, owner, org, tau, wk, iw, warm)
+            sgn = x
+        y += x * inv_slack - target
+        ev += 1
+        xev += exact
+        alpha = x
+        x, done = _root_advance(st, x, y, ev)
+    return alpha, ev, xev, 1, exact, k, math.isfinite(x) and not (ev >= MAX_EVALS and abs(y) > 1e-6)
+
+
 @njit(cache=True, error_model="numpy")
 def _sym_rank_one(L, beta, v):
     """L <- L + beta v v^T, each entry as beta (v_l v_c): the same bits at (l, c) and (c, l), so L
@@ -1147,6 +985,184 @@ def _sym_rank_one(L, beta, v):
         for c in range(r):
             L[l, c] += beta * (vl * v[c])
 
+
+
+_EIGEN_SIG = ("Tuple((int64, int64, float64, int64, int64, int64, int64, int64))(float64[:, ::1], int64[::1], int64[::1], "
+               "int8[::1], float64[::1], float64[::1], float64[:, ::1], float64[::1], float64)")
+
+
+@njit(_EIGEN_SIG, cache=True, error_model="numpy")
+def eigen_sweep(V0, ci, cj, kind, bhat, lam, W, D, slack):
+    """One cyclic sweep of von Neumann projections by eigen-updates (Alg. 2 as the paper does them),
+    in place on W, D, lam, bhat (the iterate is X = V0 W exp(D) W^T V0^T).
+
+    Distance constraints (z = e_i - e_j) and diagonal similarity constraints (z = e_i) are
+    rank-one (trial values by the Talbot quadrature, exact fallback); off-diagonal similarity
+    constraints K_ij are rank-two (trial values exact).  Returns (status, index, max relative
+    violation met before a projection, its constraint, trace evaluations done exactly from
+    secular roots, trace evaluations, root-finder calls, most trace evaluations one call needed).
+    """
+    r = W.shape[0]
+    hard = math.isinf(slack)
+    inv_slack = 0.0 if hard else 1.0 / slack
+    v = np.empty(r)
+    w = np.empty(r)
+    pole = np.empty(r)
+    weight = np.empty(r)
+    tau = np.empty(r)
+    perm = np.empty(r, dtype=np.int64)
+    owner = np.empty(r, dtype=np.int64)
+    org = np.empty(r, dtype=np.int64)
+    wk = np.empty((_N_WK, r))
+    iw = np.zeros((_N_IW, r), dtype=np.int64)
+    U = np.empty((r, r))
+    U2 = np.empty((r, r))
+    Wn = np.empty((r, r))
+    st = np.empty(6)
+    gre = np.empty(QUAD_Z.shape[0])
+    gim = np.empty(QUAD_Z.shape[0])
+    maxviol = 0.0
+    argmax = -1
+    xev = 0
+    evals = 0
+    maxev = 0
+    solves = 0
+    for q in range(ci.shape[0]):
+        i = ci[q]
+        j = cj[q]
+        kd = kind[q]
+        delta = sign(kd)
+        rank_two = not (kd == 0 or kd == 1 or kd == 4) and i != j
+        b = bhat[q]
+        if rank_two:
+            a, c = wk[_WK_A], wk[_WK_C]
+            _tmatvec(W, V0[i], a)                            # a = W^T v_i, c = W^T v_j
+            _tmatvec(W, V0[j], c)
+            p = 0.0
+            aa = 0.0
+            cc = 0.0
+            for l in range(r):
+                p += math.exp(D[l]) * a[l] * c[l]           # p = K_ij
+                aa += a[l] * a[l]
+                cc += c[l] * c[l]
+            degenerate = aa * cc <= TINY
+        else:
+            is_dist = kd == 0 or kd == 1 or kd == 4
+            for l in range(r):
+                v[l] = V0[i, l] - V0[j, l] if is_dist else V0[i, l]
+            _tmatvec(W, v, w)                               # w = W^T v
+            p = 0.0
+            for l in range(r):
+                p += math.exp(D[l]) * w[l] * w[l]           # p = z^T X z
+            degenerate = p <= TINY
+        viol = rel_violation(p, b, delta)
+        if viol > maxviol:
+            maxviol = viol
+            argmax = q
+        if not math.isfinite(p):
+            return BROKEN, q, maxviol, argmax, xev, evals, solves, maxev
+        if degenerate:                                      # no rank-preserving update moves it
+            if viol > 0.0:
+                return STUCK, q, maxviol, argmax, xev, evals, solves, maxev
+            continue
+        c_clamp = delta * lam[q]                            # beta = min(lambda_i, alpha), signed
+        _sort_perm(D, perm)
+        ev = 0
+        if rank_two:
+            s, t = wk[_WK_S], wk[_WK_T]
+            for l in range(r):
+                s[l] = a[l] + c[l]
+                t[l] = a[l] - c[l]
+            k = _poles(D, s, perm, pole, weight, owner)
+            scale = max(abs(b), abs(p))
+            g0 = (p - b) / scale
+            if g0 == 0.0 or (delta != 0.0 and c_clamp == 0.0 and delta * g0 <= 0.0):
+                continue                                    # at the bound, or satisfied with lambda_i = 0
+            alpha = c_clamp
+            gc = 0.0
+            y = 0.0
+            if c_clamp != 0.0:
+                gc = (_rank_two_value(c_clamp, k, D, perm, pole, weight, owner, org, tau, U, U2, wk, iw)
+                      - b * math.exp(-c_clamp * inv_slack)) / scale
+                ev = 1
+            if c_clamp == 0.0 or delta * gc > 0.0:          # the step is not clamped: find alpha
+                slope = b * inv_slack                       # g'(0) * scale, for a Newton first guess
+                for l in range(r):
+                    for m in range(r):
+                        slope += 0.5 * a[l] * c[m] * (a[l] * c[m] + c[l] * a[m]) * _dexp(D[l], D[m])
+                x = _root_start(st, g0, c_clamp, gc, -g0 * scale / slope if slope > 0.0 else np.nan)
+                done = False
+                while not done:
+                    y = (_rank_two_value(x, k, D, perm, pole, weight, owner, org, tau, U, U2, wk, iw)
+                         - b * math.exp(-x * inv_slack)) / scale
+                    ev += 1
+                    alpha = x
+                    x, done = _root_advance(st, x, y, ev)
+                if not math.isfinite(x) or (ev >= MAX_EVALS and abs(y) > 1e-6):
+                    return BROKEN, q, maxviol, argmax, xev + ev, evals + ev, solves + 1, max(maxev, ev)
+                evals += ev
+                xev += ev                                   # rank-two trial values are all exact
+                solves += 1
+                maxev = max(maxev, ev)
+            elif c_clamp != 0.0:
+                evals += ev
+                xev += ev
+            applied = dual_step(alpha, lam, q, delta)
+            if not hard:
+                bhat[q] = b * math.exp(-applied * inv_slack)
+            _gemm_into(U2, U, Wn)                           # (U1 U2)^T = U2^T U1^T, then W <- W U1 U2
+            for l in range(r):
+                for m in range(r):
+                    U[l, m] = Wn[l, m]
+            _apply(W, U, Wn)
+            d2 = wk[_WK_D2]
+            for l in range(r):
+                D[l] = d2[l]
+            continue
+        k = _poles(D, w, perm, pole, weight, owner)
+        if b <= 0.0:
+            if delta >= 0.0:
+                return STUCK, q, maxviol, argmax, xev, evals, solves, maxev
+            if c_clamp == 0.0:                              # z^T X z >= b <= 0 holds, lambda_i = 0
+                continue
+            alpha = c_clamp                                 # alpha = -inf, clamped to -lambda_i
+            _eigvals(pole, weight, k, alpha, org, tau, wk, iw, False)
+        else:
+            target = math.log(b)
+            g0 = math.log(p) - target
+            if g0 == 0.0 or (delta != 0.0 and c_clamp == 0.0 and delta * g0 <= 0.0):
+                continue
+            wnorm2 = 0.0
+            for l in range(r):
+                wnorm2 += w[l] * w[l]
+            a1 = -g0 / (wnorm2 + inv_slack)                 # exact when D is constant
+            amax = max(0.0, c_clamp, 2.0 * a1)              # trial alphas the nodes' shift covers
+            sigma = pole[k - 1] + amax * wnorm2
+            wsum = 0.0
+            for l in range(k):
+                wsum += weight[l]
+            _quad_setup(pole, weight, k, sigma, gre, gim, wk[4])       # wk[4]: free until the eigenvectors
+            quad = (sigma, amax, wsum, gre, gim)
+            alpha, ev, x_ev, solved, exact, k, ok = _search(g0, target, c_clamp, delta, a1, inv_slack, quad,
+                                                            _NO_RULE, _NO_RULE, 0, k, pole, weight, perm, owner,
+                                                            org, tau, wk, iw, st)
+            xev += x_ev
+            if solved:
+                solves += 1
+                maxev = max(maxev, ev)
+            if not ok:
+                return BROKEN, q, maxviol, argmax, xev, evals + ev, solves, maxev
+            evals += ev
+            if not exact:                                   # the one secular solve of the projection
+                                                            # (else org, tau hold the roots at alpha)
+                _eigvals(pole, weight, k, alpha, org, tau, wk, iw, False)
+        applied = dual_step(alpha, lam, q, delta)           # = alpha: it lies within the clamp
+        if not hard:
+            bhat[q] = b * math.exp(-applied * inv_slack)    # slack: log bhat <- log bhat - alpha/gamma
+        # D + beta ww^T = U Theta U^T from the secular roots at alpha (U holds U^T)
+        _eigvecs(D, w, perm, owner, pole, k, org, tau, U, wk, iw)   # D <- Theta
+        _apply(W, U, Wn)                                    # W <- W U
+    return OK, -1, maxviol, argmax, xev, evals, solves, maxev
 
 
 _KRYLOV_SIG = ("Tuple((int64, int64, float64, int64, int64, int64, int64, int64, int64))(float64[:, ::1], int64[::1], "
@@ -1259,42 +1275,16 @@ def krylov_sweep(V0, ci, cj, kind, bhat, lam, L, slack):
                 if sigma != sigma_p or m != m_p:            # (else the nodes of p serve)
                     _cf_setup(ja, jb, m, mu0, sigma, gre, gim, fr, fi)
                 quad = (sigma, amax, mu0, gre, gim)
-                alpha = c_clamp
-                gc = 0.0
-                sgn = 0.0                                   # sign of the last alpha evaluated exactly
-                if c_clamp != 0.0:
-                    gc = _quad_log(quad, c_clamp)
-                    exact = math.isnan(gc)
-                    if exact:
-                        gc, exact, kk = _trial(c_clamp, quad, ja, jb, m, kk, pole, weight, perm, owner, org, tau,
-                                               wk, iw, False)
-                    gc += c_clamp * inv_slack - target
-                    ev += 1
-                    xev += exact
-                    if exact:
-                        sgn = c_clamp
-                if c_clamp == 0.0 or delta * gc > 0.0:
-                    x = _root_start(st, g0, c_clamp, gc, a1)
-                    done = False
-                    y = 0.0
-                    while not done:
-                        y = _quad_log(quad, x)              # the Talbot value, else the exact one
-                        exact = math.isnan(y)
-                        if exact:
-                            warm = (x > 0.0) == (sgn > 0.0) and sgn != 0.0
-                            y, exact, kk = _trial(x, quad, ja, jb, m, kk, pole, weight, perm, owner, org, tau,
-                                                  wk, iw, warm)
-                        y += x * inv_slack - target
-                        ev += 1
-                        xev += exact
-                        if exact:
-                            sgn = x
-                        alpha = x
-                        x, done = _root_advance(st, x, y, ev)
-                    if not math.isfinite(x) or (ev >= MAX_EVALS and abs(y) > 1e-6):
-                        return BROKEN, q, maxviol, argmax, xev, evals + ev, solves + 1, max(maxev, ev), steps
+                alpha, ev1, x_ev, solved, _, kk, ok = _search(g0, target, c_clamp, delta, a1, inv_slack, quad,
+                                                              ja, jb, m, kk, pole, weight, perm, owner, org, tau,
+                                                              wk, iw, st)
+                ev += ev1
+                xev += x_ev
+                if solved:
                     solves += 1
-                    maxev = max(maxev, ev)
+                    maxev = max(maxev, ev1)
+                if not ok:
+                    return BROKEN, q, maxviol, argmax, xev, evals + ev, solves, maxev, steps
                 if full or logp + top - ja[0] - min(alpha, 0.0) * mu0 <= _LOG_LZ_RTOL:
                     break
                 need = -min(alpha, 0.0) * mu0 + 1.0         # the step went further than planned
