@@ -391,7 +391,17 @@ def os_error_message(exc: OSError) -> str:
             f"{'; ' + advice[exc.errno] if exc.errno in advice else ''}. Finished results are left as they were.")
 
 
+def entry() -> None:
+    """The ``kernlearn`` command: :func:`main` in a child process this one watches, so that Ctrl-C ends
+    it within seconds (:mod:`kernlearn_cli.supervise`)."""
+    from .supervise import supervise
+
+    supervise()
+    main()
+
+
 def main() -> None:
+    """The command line in this process (tests; :func:`entry` is the console script)."""
     warnings.showwarning = _show_warning
     try:
         app()
@@ -401,6 +411,9 @@ def main() -> None:
     except OSError as exc:
         _echo_err(f"kernlearn: error: {os_error_message(exc)}")
         sys.exit(2)
-    except KeyboardInterrupt:
-        _echo_err("kernlearn: interrupted; finished cells are kept, a rerun resumes with the others.")
-        sys.exit(130)
+    except SystemExit as exc:             # typer ends a KeyboardInterrupt as exit 130, silently
+        from .progress import RunProgress
+
+        if exc.code == 130 and not RunProgress.interrupt_said:
+            _echo_err("kernlearn: interrupted; finished cells are kept, a rerun resumes with the others.")
+        raise

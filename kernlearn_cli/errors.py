@@ -35,3 +35,8 @@ class InfeasibleError(KernlearnError):
 class SolverError(KernlearnError):
     """A solver could not continue numerically on this input (nearly degenerate constraints or
     kernel); unlike :class:`InfeasibleError` this proves nothing about the constraints."""
+
+
+class ResourceError(KernlearnError):
+    """A step ran out of memory: the message names the step and the estimate made before it started
+    (:func:`~kernlearn_cli.resources.heavy_step`)."""

@@ -19,7 +19,9 @@ from threadpoolctl import threadpool_limits
 from . import __version__
 from .config import Cell, bind_cell, check_cell
 from .errors import ConfigError
-from .io import SHARED, cell_state, factors_image, shared_name, write_cell, write_shared
+from .io import (RECORD, SHARED, cell_state, changed_inputs, factors_image, read_record, shared_name, write_cell,
+                 write_shared)
+from .progress import phase
 from .provenance import code_provenance, environment_provenance
 
 
@@ -50,16 +52,35 @@ def _key(entry, params) -> str:
     return json.dumps([entry.name, params], sort_keys=True, default=str)
 
 
-@lru_cache(maxsize=8)
 def _load_dataset(key: str):
+    """The dataset of ``key``, memoised per process and working directory (relative paths are read
+    from it); loaded again (with the initial factors built from it) when a file it was read from has
+    changed since (``meta["files"]``)."""
+    ds = _load_dataset_cached(key, os.getcwd())
+    if changed_inputs({"inputs": ds.meta.get("files")}):
+        _load_dataset_cached.cache_clear()
+        _initial_factor_cached.cache_clear()
+        ds = _load_dataset_cached(key, os.getcwd())
+    return ds
+
+
+@lru_cache(maxsize=8)
+def _load_dataset_cached(key: str, cwd: str):
     from .registry import datasets
 
     name, params = json.loads(key)
     return datasets.get(name).func(**params)
 
 
-@lru_cache(maxsize=8)
 def _initial_factor(dataset_key: str, kernel_key: str) -> np.ndarray:
+    """K0's factor, memoised like :func:`_load_dataset` (which it calls first, so a changed data file
+    also clears the factors built from it)."""
+    _load_dataset(dataset_key)
+    return _initial_factor_cached(dataset_key, kernel_key, os.getcwd())
+
+
+@lru_cache(maxsize=8)
+def _initial_factor_cached(dataset_key: str, kernel_key: str, cwd: str) -> np.ndarray:
     from .registry import kernels
 
     name, params = json.loads(kernel_key)
@@ -135,21 +156,24 @@ def prepare(cell: Cell, where: str = "config") -> Prepared:
     bound = bind_cell(cell, where)
     ds_key = _key(*bound["dataset"])
     with threadpool_limits(limits=blas_threads()):
-        with located(where, "dataset", bound["dataset"][0].name):
+        with located(where, "dataset", bound["dataset"][0].name), \
+                phase(cell.id, f"loading dataset '{bound['dataset'][0].name}'"):
             ds = _load_dataset(ds_key)
         G0 = G_ref = None
-        if "kernel" in bound:
-            with located(where, "kernel", bound["kernel"][0].name):
-                G0 = G_ref = _initial_factor(ds_key, _key(*bound["kernel"]))
-        if "reference" in bound:
-            with located(where, "constraints: reference kernel", bound["reference"][0].name):
-                G_ref = _initial_factor(ds_key, _key(*bound["reference"]))
+        for role, what in (("kernel", "K0"), ("reference", "the constraints' reference kernel")):
+            if role in bound:
+                with located(where, "kernel" if role == "kernel" else "constraints: reference kernel",
+                             bound[role][0].name), phase(cell.id, f"building {what} '{bound[role][0].name}' "
+                                                                  f"(n = {ds.n})"):
+                    G_ref = _initial_factor(ds_key, _key(*bound[role]))
+                    G0 = G_ref if role == "kernel" else G0
         gen, gen_params = bound["constraints"]
         if G_ref is None:                # a generator that reads the kernel is told to name one
             G_ref = NoKernel(f"{where}: constraints: generator '{gen.name}' sets its bounds from a kernel, but solver "
                              f"'{bound['solver'][0].name}' takes no initial kernel (no 'kernel:'); give the generator "
                              f"one: constraints: {{name: {gen.name}, reference: {{name: linear}}}}.")
-        with located(where, "constraint generator", gen.name):
+        with located(where, "constraint generator", gen.name), \
+                phase(cell.id, f"generating constraints '{gen.name}'"):
             constraints = gen.func(ds, G_ref, rng=component_rng(cell.seed, STREAM_CONSTRAINTS), **gen_params)
     solver = bound["solver"][0]
     check_triplets(constraints, gen.name, solver.name, solver.triplets, where)
@@ -223,7 +247,7 @@ def _run_cell(cell: Cell, out_dir: Path, *, where: str, force: bool, progress: C
     which changes no number.
     """
     cell_dir = Path(out_dir) / cell.id
-    if not force and cell_state(cell_dir)[0] == "finished":
+    if not force and is_current(cell_dir):
         return None
     started, wall0, cpu0 = time.time(), time.perf_counter(), time.process_time()
     prep = prepare(cell, where)
@@ -233,7 +257,8 @@ def _run_cell(cell: Cell, out_dir: Path, *, where: str, force: bool, progress: C
         extra["callback"] = progress
     ds, constraints = prep.dataset, prep.constraints
     t0, c0 = time.perf_counter(), time.process_time()
-    with located(where, "solver", solver.name):
+    with located(where, "solver", solver.name), phase(cell.id, f"solving '{solver.name}' (n = {ds.n}, "
+                                                            f"{len(constraints)} constraints)"):
         result = solver.func(prep.G0, constraints, **extra, **solver_params)
     seconds, cpu_seconds = time.perf_counter() - t0, time.process_time() - c0
 
@@ -241,7 +266,7 @@ def _run_cell(cell: Cell, out_dir: Path, *, where: str, force: bool, progress: C
     for k, (ev, ev_params) in enumerate(prep.bound["evaluate"]):
         wants = inspect.signature(ev.func).parameters
         extra = {key: value for key, value in (("result", result), ("constraints", constraints)) if key in wants}
-        with located(where, "evaluator", ev.name):
+        with located(where, "evaluator", ev.name), phase(cell.id, f"evaluating '{ev.name}'"):
             metrics.update(ev.func(result.G, ds, rng=component_rng(cell.seed, STREAM_EVALUATE, k), **extra,
                                    **ev_params))
 
@@ -256,6 +281,7 @@ def _run_cell(cell: Cell, out_dir: Path, *, where: str, force: bool, progress: C
         "objective": float(result.objective), "iterations": int(result.iterations),
         "converged": result.converged, "seconds": seconds, "cpu_seconds": cpu_seconds, "metrics": metrics,
         "certificate": result.certificate, "info": result.info, "config": cell.config,
+        **({"inputs": inputs} if (inputs := {**ds.meta.get("files", {}), **constraints.files}) else {}),
         "kernlearn_version": __version__,
         "provenance": {**code_provenance(), "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(started)),
                        "wall_seconds": time.perf_counter() - wall0, "cpu_seconds": time.process_time() - cpu0,
@@ -263,6 +289,12 @@ def _run_cell(cell: Cell, out_dir: Path, *, where: str, force: bool, progress: C
     }
     write_cell(cell_dir, factors, record)
     return record
+
+
+def is_current(cell_dir: Path) -> bool:
+    """Whether a cell is finished (:func:`~kernlearn_cli.io.cell_state`) from the input files on disk
+    now: a record whose ``inputs`` (path -> sha256) no longer match is not, and its cell runs again."""
+    return cell_state(cell_dir)[0] == "finished" and not changed_inputs(read_record(Path(cell_dir) / RECORD))
 
 
 def share_initial_factor(result, G0: np.ndarray | None, out_dir: Path) -> dict:

@@ -17,6 +17,7 @@ from .graph import EdgeWeight, Scaling
 from .linalg import eigh
 from .params import Fraction, Interval, NonNegativeInt, Positive, PositiveInt, checked_arguments
 from .registry import kernels
+from .resources import DOUBLE, GEMM_RATE, eigh_cost, heavy_step
 
 #: Default relative tolerance of the rank-revealing factorizations: eigen- or
 #: singular values below ``RANK_TOL * largest`` are treated as zero.
@@ -28,9 +29,12 @@ def factorize(K: np.ndarray, rank_tol: float = RANK_TOL, rank: int = 0) -> np.nd
 
     Eigenvalues below ``rank_tol * max eigenvalue`` are dropped; ``rank > 0``
     keeps at most the ``rank`` largest (the best rank-r approximation).
-    Columns are ordered by decreasing eigenvalue.
+    Columns are ordered by decreasing eigenvalue.  A full eigendecomposition (O(n³) time, about
+    3 n² doubles): announced when large (:func:`~kernlearn_cli.resources.heavy_step`).
     """
-    lam, U = eigh(K)
+    n = K.shape[0]
+    with heavy_step(f"eigendecomposition of the {n} x {n} kernel matrix", *eigh_cost(n), instead=DENSE_K0):
+        lam, U = eigh(K)
     lam, U = lam[::-1], U[:, ::-1]
     keep = lam > rank_tol * max(lam[0], 0.0)
     if rank > 0:
@@ -38,6 +42,11 @@ def factorize(K: np.ndarray, rank_tol: float = RANK_TOL, rank: int = 0) -> np.nd
     if not keep.any():
         raise DataError("the kernel matrix is zero (no eigenvalue above the rank tolerance).")
     return np.ascontiguousarray(U[:, keep] * np.sqrt(lam[keep]))
+
+
+#: What to do instead of a dense n x n initial kernel, said before a large one is built.
+DENSE_K0 = ("A 'rank:' setting does not avoid this step (the rank is cut after it). Cheaper: solver nystrom or "
+            "nystrom_prior (they never form K0), kernel linear (its factor is the n x d features), or a subsample.")
 
 
 def full_column_rank(G: np.ndarray, rank_tol: float = RANK_TOL) -> np.ndarray:
@@ -118,13 +127,20 @@ def rbf_bandwidth(X: np.ndarray, rule: Bandwidth) -> float:
     """
     from scipy.spatial.distance import pdist       # scipy.spatial only where a bandwidth is chosen
 
-    return float(np.sqrt(BANDWIDTHS[rule](pdist(X, "sqeuclidean"))))
+    n = X.shape[0]
+    with heavy_step(f"the {n * (n - 1) // 2} pairwise distances of the '{rule}' bandwidth rule",
+                    DOUBLE * n * (n - 1), instead="Cheaper: give the bandwidth as 'sigma:'."):
+        return float(np.sqrt(BANDWIDTHS[rule](pdist(X, "sqeuclidean"))))
 
 
 def rbf_kernel_matrix(X: np.ndarray, sigma: float) -> np.ndarray:
-    sq = np.einsum("ij,ij->i", X, X)
-    d2 = np.maximum(sq[:, None] + sq[None, :] - 2 * X @ X.T, 0.0)
-    return np.exp(-d2 / (2 * sigma ** 2))
+    """The dense n x n Gaussian kernel matrix (about 3 n² doubles at its peak)."""
+    n, d = X.shape
+    with heavy_step(f"the dense {n} x {n} RBF kernel matrix", 3.0 * DOUBLE * n * n, 2.0 * n * n * d / GEMM_RATE,
+                    instead=DENSE_K0):
+        sq = np.einsum("ij,ij->i", X, X)
+        d2 = np.maximum(sq[:, None] + sq[None, :] - 2 * X @ X.T, 0.0)
+        return np.exp(-d2 / (2 * sigma ** 2))
 
 
 @kernels.register("rbf")

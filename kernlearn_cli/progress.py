@@ -13,8 +13,11 @@ the solver ran to its iteration limit at its current pace (an upper bound: it st
 
 from __future__ import annotations
 
+import os
 import sys
+import threading
 import time
+from contextlib import contextmanager
 
 #: Settings that bound a solver's iterations, in the order they are looked up (the first present).
 ITERATION_LIMITS = ("max_sweeps", "max_iter", "max_steps", "iterations")
@@ -37,6 +40,78 @@ def iteration_limit(solver_params: dict) -> int | None:
         if isinstance(value, int) and not isinstance(value, bool) and value > 0:
             return value
     return None
+
+
+# ---- phases of a cell: what it is doing now, said when it lasts ---------------------------------------
+#: A phase is said this many seconds after it started (a shorter one is not worth a line), and again
+#: every :data:`PHASE_EVERY` seconds while it lasts.
+PHASE_FIRST, PHASE_EVERY = 3.0, 60.0
+
+
+class _Phases:
+    """The phase of the cell this process runs (a cell runs in one process), and a daemon thread that
+    says it when it lasts: ``[cell] building K0 'rbf' (n = 20000), 3s``.  The thread runs while the
+    work is in LAPACK (NumPy releases the interpreter lock there); where compiled code keeps the lock,
+    the line comes when it returns, and Ctrl-C still ends the command (:mod:`kernlearn_cli.supervise`).
+    """
+
+    def __init__(self):
+        self.lock = threading.Lock()
+        self.current: list | None = None            # [label, text, started, last said or None]
+        self.sink: tuple[int, object] | None = None  # (pid, callable): lines go there in that process
+        self.thread: tuple[int, threading.Thread] | None = None
+
+    def say(self, line: str) -> None:
+        pid_sink = self.sink
+        if pid_sink is not None and pid_sink[0] == os.getpid():
+            pid_sink[1](line)
+        else:
+            print(line, file=sys.stderr, flush=True)
+
+    def start(self, label: str, text: str) -> list:
+        if self.thread is None or self.thread[0] != os.getpid() or not self.thread[1].is_alive():
+            thread = threading.Thread(target=self._beat, name="kernlearn-phases", daemon=True)
+            self.thread = (os.getpid(), thread)
+            thread.start()
+        with self.lock:
+            self.current = [label, text, time.monotonic(), None]
+            return self.current
+
+    def end(self, token: list) -> None:
+        with self.lock:
+            if self.current is token:
+                self.current = None
+
+    def _beat(self) -> None:
+        while True:
+            time.sleep(0.25)
+            with self.lock:
+                cur = self.current
+                now = time.monotonic()
+                due = cur is not None and now - cur[2] >= PHASE_FIRST and (cur[3] is None or now - cur[3] >= PHASE_EVERY)
+                if due:
+                    cur[3] = now
+            if due:
+                self.say(f"    [{cur[0]}] {cur[1]}, {clock(now - cur[2])}")
+
+
+PHASES = _Phases()
+
+
+@contextmanager
+def phase(label: str, text: str):
+    """The cell ``label`` is doing ``text`` (``building K0 'rbf' (n = 150)``) until the block ends;
+    said when it lasts :data:`PHASE_FIRST` seconds, again every :data:`PHASE_EVERY` seconds."""
+    token = PHASES.start(label, text)
+    try:
+        yield
+    finally:
+        PHASES.end(token)
+
+
+def announce(line: str) -> None:
+    """A line now, where the phases' lines go (above the bar of a run in this process, else stderr)."""
+    PHASES.say(line)
 
 
 class IterationLines:
@@ -74,6 +149,9 @@ class RunProgress:
         Draw bars (default: whether stderr is a terminal).
     """
 
+    #: Whether a run's interrupt line was printed in this process (the CLI then adds none).
+    interrupt_said = False
+
     def __init__(self, name: str, total: int, *, per_cell: bool = True, verbose: bool = False,
                  tty: bool | None = None, every: float = 10.0):
         self.name, self.total, self.per_cell, self.verbose = name, total, per_cell, verbose
@@ -96,13 +174,16 @@ class RunProgress:
                                 console=Console(stderr=True), transient=True)
             self.bar.start()
             self.task = self.bar.add_task(self.name, total=self.total, note="")
+        PHASES.sink = (os.getpid(), self.say_err)
         return self
 
     def __exit__(self, kind, exc, tb):
+        PHASES.sink = None
         if self.bar is not None:
             self.bar.stop()
         if kind is not None and issubclass(kind, KeyboardInterrupt):
             print(self.interrupted(), file=sys.stderr, flush=True)
+            RunProgress.interrupt_said = True
         return False
 
     # ---- counts -----------------------------------------------------------------------------
@@ -138,6 +219,13 @@ class RunProgress:
             self.bar.console.print(line, highlight=False, soft_wrap=True, markup=False)
         else:
             print(line, flush=True)
+
+    def say_err(self, line: str) -> None:
+        """A line above the bar, else on stderr (progress of a cell's phases, large steps)."""
+        if self.bar is not None:
+            self.bar.console.print(line, highlight=False, soft_wrap=True, markup=False)
+        else:
+            print(line, file=sys.stderr, flush=True)
 
     def cell(self, cell, record: dict | None, error: str | None, describe) -> None:
         """A cell came back: ``record`` None and no error means it was already finished."""

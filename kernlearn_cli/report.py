@@ -22,8 +22,8 @@ from typing import Iterator
 import numpy as np
 import pandas as pd
 
-from .errors import ConfigError, KernlearnError
-from .io import FACTORS, RECORD, atomic_path, cell_state, read_record
+from .errors import ConfigError, DataError, KernlearnError
+from .io import FACTORS, RECORD, atomic_path, cell_state, changed_inputs, describe_changes, read_record
 
 #: Deterministic per-cell results besides the metrics; the solver's times are kept apart
 #: (``timing.*``) so that tables of the same config are identical, bit for bit.
@@ -256,6 +256,7 @@ def load_records(roots: list[Path], command: str = "collect") -> tuple[pd.DataFr
     rows, grid_keys, done = [], set(), Completeness()
     settings = []
     pending = []
+    stale: dict[str, list] = {}
     for root in map(Path, roots):
         seen = set()
         for cell_id, _, rec in records_of(root, command):
@@ -265,6 +266,8 @@ def load_records(roots: list[Path], command: str = "collect") -> tuple[pd.DataFr
             if isinstance(rec, ValueError):
                 done.problems.append((cell_id, "unreadable", f"{RECORD}: {rec}"))
                 continue
+            if changed := changed_inputs(rec):
+                stale[cell_id] = changed
             row = {"experiment": rec["experiment"], "cell": rec["cell"], **_grid_columns(rec["grid"])}
             grid_keys.update(rec["grid"])
             row.setdefault("seed", rec["seed"])
@@ -284,6 +287,11 @@ def load_records(roots: list[Path], command: str = "collect") -> tuple[pd.DataFr
             done.problems.append((cell.id, state, why))
             pending.append({"experiment": cell.config["name"], **_grid_columns(cell.grid_values),
                             "solver": cell.config["solver"].get("name"), "dataset": cell.config["dataset"].get("name")})
+    if stale:
+        raise DataError(f"{command}: {describe_changes(stale)} The results of those {len(stale)} cell(s) were "
+                        f"computed from other data than the files hold now, so they are not tabulated. Run the "
+                        f"same `kernlearn run` again to compute them from the files as they are now (it does so "
+                        f"for exactly those cells), or restore the files.")
     differing = _differing_settings(rows, settings)
     for key, values in differing.items():
         for row, value in zip(rows, values):

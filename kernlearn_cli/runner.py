@@ -8,16 +8,18 @@ import os
 import re
 import sys
 import time
+import warnings
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
-from multiprocessing import get_all_start_methods, get_context
+from multiprocessing import active_children, get_all_start_methods, get_context
 from pathlib import Path
-from typing import Callable, Collection, Iterator, Sequence
+from typing import Callable, Collection, Iterable, Iterator, Sequence
 
 import yaml
 
 from .config import Cell
 from .errors import ConfigError, InfeasibleError, KernlearnError, SolverError
-from .io import RECORD, atomic_path, cell_state, write_failure
+from .supervise import die_with_parent
+from .io import RECORD, atomic_path, cell_state, changed_inputs, describe_changes, read_record, write_failure
 
 #: Environment variables holding the task index of a scheduler's array job, and where
 #: each scheduler starts counting (SGE and LSF number tasks from 1).
@@ -231,7 +233,7 @@ def run_cells(cells: list[Cell], out: Path, *, where: str, jobs: int = 1, force:
     ctx = get_context("fork" if "fork" in get_all_start_methods() else "spawn")
     waiting = list(reversed(cells))
     workers = min(jobs, len(cells))
-    with ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:
+    with ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=die_with_parent) as pool:
         running: set = set()
         try:
             while waiting or running:      # at most `jobs` cells submitted, so a spent budget starts no more
@@ -243,9 +245,11 @@ def run_cells(cells: list[Cell], out: Path, *, where: str, jobs: int = 1, force:
                 done, running = wait(running, return_when=FIRST_COMPLETED)
                 for fut in done:
                     yield fut.result()
-        except BaseException:
+        except BaseException:             # Ctrl-C: end the workers now, whatever they are doing
             for fut in running:
                 fut.cancel()
+            for worker in active_children():
+                worker.terminate()
             raise
 
 
@@ -270,6 +274,7 @@ def run_config(config: Path, out: Path | None, overrides: Sequence[str], seed: i
     check_folder(out, cfg)                 # refuse a folder of another experiment before any work
     check_cells(cells, str(config))        # every setting, and the data it names, before anything is written
     cells = [c for c in cells if c.id not in set(skip)]
+    warn_stale(cells, out, force)
     claimed = claim_folder(out, cfg)
     try:
         failed = run_with_progress(cfg, cells, out, str(config), jobs=jobs, force=force, verbose=verbose,
@@ -280,6 +285,27 @@ def run_config(config: Path, out: Path | None, overrides: Sequence[str], seed: i
             release_folder(out)
         raise
     return out, failed
+
+
+def stale_cells(cell_ids: Iterable[str], out: Path) -> dict[str, list]:
+    """Finished cells among ``cell_ids`` whose input files differ now from those their records name
+    (:func:`~kernlearn_cli.io.changed_inputs`): cell id -> the changed files."""
+    stale = {}
+    for cell_id in cell_ids:
+        if cell_state(Path(out) / cell_id)[0] == "finished":
+            changed = changed_inputs(read_record(Path(out) / cell_id / RECORD))
+            if changed:
+                stale[cell_id] = changed
+    return stale
+
+
+def warn_stale(cells: Sequence[Cell], out: Path, force: bool) -> None:
+    """Say, before any work, which finished cells run again because a file they read has changed."""
+    stale = {} if force else stale_cells((c.id for c in cells), out)
+    if stale:
+        warnings.warn(f"{describe_changes(stale)} Those {len(stale)} cell(s) are computed again from the files as "
+                      f"they are now (their earlier results are replaced when the new ones are complete).",
+                      stacklevel=2)
 
 
 def failed_error(failed: list[str]) -> KernlearnError:

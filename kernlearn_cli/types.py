@@ -59,6 +59,10 @@ class Constraints:
         Third point of triplet constraints (Li et al. 2009, Table 2), whose matrix A_ijk has
         the pattern [[0, -1, 1], [-1, 1, 0], [1, 0, -1]] on rows and columns (i, j, k), so
         tr(K A_ijk) = d(i, j) - d(i, k); None for a set of pairwise constraints.
+    files : dict
+        ``{path: sha256}`` of the files the set was read from (:func:`~kernlearn_cli.io.input_files`),
+        kept in each cell's record so that an edited file makes its cells run again; empty for a
+        generated set.
     """
 
     i: np.ndarray
@@ -66,6 +70,7 @@ class Constraints:
     kind: np.ndarray
     bound: np.ndarray
     k: np.ndarray | None = None
+    files: dict = field(default_factory=dict)
 
     def __post_init__(self):
         self.i = np.ascontiguousarray(self.i, dtype=np.int64)

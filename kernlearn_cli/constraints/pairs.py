@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import Annotated
 
 import numpy as np
 
 from ..errors import ConfigError, DataError
+from ..io import input_files
 from ..params import Fraction, Interval, Length, PositiveInt
 from ..registry import constraints
 from ..types import KIND_CODE, PAIR_KINDS, Constraints
@@ -257,7 +259,7 @@ def from_file(ds, G_ref, *, rng, path: str) -> Constraints:
         raise DataError(f"constraints file '{path}', row {row + 2}: i = j = {ij[row, 0]} in a distance constraint "
                         f"('{df['kind'].iloc[row]}'); the distance of a point to itself is always 0. A distance "
                         f"constraint needs two different points (sim_* rows may use i = j: K_ii).")
-    return Constraints.from_lists(ij[:, 0], ij[:, 1], df["kind"].tolist(), bound)
+    return replace(Constraints.from_lists(ij[:, 0], ij[:, 1], df["kind"].tolist(), bound), files=input_files(p))
 
 
 def _integer_columns(df, cols: list[str], path: str, rows: str = "row") -> np.ndarray:
@@ -294,4 +296,4 @@ def _triplets_from_frame(df, path: str, ds) -> Constraints:
                             f"{ds.n} points (valid indices 0..{ds.n - 1}).")
         raise DataError(f"{where}: triplet (i, j, k) = ({i}, {j}, {k}) repeats an index; the anchor i, the "
                         "out-of-class point j and the in-class point k must be three different points.")
-    return Constraints.triplets(ijk[:, 0], ijk[:, 1], ijk[:, 2])
+    return replace(Constraints.triplets(ijk[:, 0], ijk[:, 1], ijk[:, 2]), files=input_files(path))

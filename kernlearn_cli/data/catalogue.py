@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from ..errors import ConfigError, DataError
-from ..io import temp_beside
+from ..io import sha256_file, temp_beside
 from ..params import did_you_mean
 from ..registry import BUILTINS
 
@@ -146,15 +146,6 @@ def _entry(name: str) -> tuple[File, ...]:
         raise ConfigError(f"'{name}' is not a catalogue dataset.{did_you_mean(name, CATALOGUE)} "
                           f"Catalogue datasets: {', '.join(catalogue_names())}.")
     return CATALOGUE[name]
-
-
-def sha256_file(path: Path) -> str:
-    """Hex sha256 of a file's bytes."""
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for chunk in iter(lambda: fh.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
 
 
 def _sources(f: File) -> list[str]:

@@ -10,7 +10,8 @@ from ..errors import ConfigError, DataError
 from ..registry import datasets
 from ..types import Dataset
 from ._validate import check_features, check_kernel, encode_labels, is_number, label_lines, rectangular, to_float
-from .catalogue import data_home, sha256_file
+from ..io import input_files
+from .catalogue import data_home
 
 GYRB_MISSING = (
     "GyrB kernel not found in {folder} (missing: {missing}). GyrB is the 52 x 52 kernel of "
@@ -129,7 +130,7 @@ def gyrb(*, path: str = "") -> Dataset:
     y, classes = read_labels(found["labels"], K.shape[0])
     return Dataset("gyrb", K=K, y=y, classes=classes,
                    meta={"source": "Tsuda, Raetsch & Warmuth (2005) GyrB kernel, user-supplied",
-                         "files": {str(p): {"sha256": sha256_file(p)} for p in found.values()}})
+                         "files": input_files(*found.values())})
 
 
 @datasets.register("files")
@@ -172,5 +173,5 @@ def files(*, features: str = "", labels: str = "", kernel: str = "") -> Dataset:
         lpath = _existing(labels, "labels", (".npy", ".csv", ".txt"))
         y, classes = read_labels(lpath, len(X if X is not None else K))
         meta["labels"] = str(lpath)
-    meta["sha256"] = {p: sha256_file(Path(p)) for p in meta.values()}
+    meta["files"] = input_files(*meta.values())      # their content, in every cell's record
     return Dataset("files", X=X, K=K, y=y, classes=classes, meta=meta)

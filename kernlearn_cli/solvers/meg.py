@@ -72,6 +72,7 @@ from ..kernels import RANK_TOL
 from ..linalg import eigh
 from ..params import NonNegativeInt, Positive
 from ..registry import evaluators, solvers
+from ..resources import eigh_cost, estimated
 from ..types import KIND_CODE, KINDS, Constraints, SolverResult
 from .protocol import finish, not_applicable
 
@@ -144,7 +145,16 @@ def _comparison_predictions(U_factor: np.ndarray, constraints: Constraints, chun
     return out
 
 
+def _trial_cost(G0, constraints, *, iterations=0, **settings):
+    """One dense eigendecomposition of the n x n exponent per trial (eq. 7)."""
+    n, trials = np.shape(G0)[0], iterations or len(constraints)
+    memory, seconds = eigh_cost(n)
+    return (f"solver 'meg': {trials} trials, each an eigendecomposition of a {n} x {n} matrix", memory,
+            trials * seconds, "Fewer trials ('iterations:') or fewer points cost proportionally less.")
+
+
 @solvers.register("meg")
+@estimated(_trial_cost)
 def meg(G0: np.ndarray, constraints: Constraints, *, eta: Positive = 2.0, iterations: NonNegativeInt = 0,
         comparison: Literal["target", "none"] = "target", reference=None,
         callback: Callable | None = None) -> SolverResult:

@@ -50,6 +50,7 @@ from ..kernels import full_column_rank
 from ..linalg import eigh
 from ..params import Interval, Length, Positive, PositiveInt, checked_arguments
 from ..registry import solvers
+from ..resources import DOUBLE, estimated
 from ..types import KIND_CODE, Constraints, SolverResult
 from ._trin_kernels import cg_direction, cg_dots, cg_step
 from .protocol import Certificate, finish
@@ -922,7 +923,18 @@ def _doc(summary: str):
     return deco
 
 
+def _dense_cost(method: str):
+    """TRIN and PR-CG keep dense n x n iterates, their Cholesky factors and CG directions: about 24 n²
+    doubles at the peak (23-25 measured, issue 45)."""
+    def cost(G0, constraints, **settings):
+        n = np.shape(G0)[0]
+        return (f"solver '{method}' on {n} points: dense {n} x {n} iterates, factors and work space",
+                24.0 * DOUBLE * n * n, 0.0, "kernlearn has no lower-memory form of it yet; fewer points fit.")
+    return cost
+
+
 @solvers.register("trin", triplets=True)
+@estimated(_dense_cost("trin"))
 @_doc("Trust-region inexact Newton kernel learning with a LogDet regularizer (Li et al. 2009, TRIN).")
 def trin(G0: np.ndarray, constraints: Constraints, *, loss: LossName = "log", gamma: Positive = 1.0,
          tol: Positive = 1e-3, max_iter: PositiveInt = 1000, path: PathMultiplier = 0.0,
@@ -937,6 +949,7 @@ def trin(G0: np.ndarray, constraints: Constraints, *, loss: LossName = "log", ga
 
 
 @solvers.register("pr_cg", triplets=True)
+@estimated(_dense_cost("pr_cg"))
 @_doc("Polak-Ribière⁺ nonlinear CG on the TRIN objective, with an exact line search that keeps K positive "
       "definite (the baseline of Li et al. 2009, Sec. 6.2).")
 def pr_cg(G0: np.ndarray, constraints: Constraints, *, loss: LossName = "log", gamma: Positive = 1.0,

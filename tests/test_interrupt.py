@@ -1,0 +1,121 @@
+"""Large steps and Ctrl-C (issue 44, item 2): a step estimated above 1 GB or 60 s says so before it
+starts, a MemoryError is one paragraph (exit 2), Ctrl-C ends a command within seconds whatever the
+work is doing (the supervisor, :mod:`kernlearn_cli.supervise`), and a cell says its phase when it lasts."""
+
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+
+import numpy as np
+import pytest
+import yaml
+
+from conftest import REPO
+from kernlearn_cli import progress, resources
+from kernlearn_cli.errors import ResourceError
+from kernlearn_cli.kernels import factorize
+
+#: A dataset loader registered in a child interpreter that then runs the ``kernlearn`` entry point:
+#: ``stuck`` blocks SIGINT and sleeps (a cell inside LAPACK or a compiled kernel never sees Ctrl-C);
+#: ``slow`` sleeps, interruptibly.  Both print READY first.
+SCRIPT = textwrap.dedent("""
+    import signal, sys, time
+    import numpy as np
+    from kernlearn_cli.registry import datasets
+    from kernlearn_cli.types import Dataset
+
+    @datasets.register("stuck_or_slow")
+    def stuck_or_slow(*, stuck: bool = True, seconds: float = 600.0):
+        print("READY", flush=True)
+        if stuck:
+            signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+        time.sleep(seconds)
+        return Dataset("stuck_or_slow", X=np.eye(6), y=np.array([0, 0, 0, 1, 1, 1]))
+
+    from kernlearn_cli.cli import entry
+    sys.argv = ["kernlearn", *sys.argv[1:]]
+    entry()
+""")
+
+
+def config(tmp_path, **dataset):
+    cfg = {"name": "stuck", "seed": 0, "dataset": {"name": "stuck_or_slow", **dataset}, "kernel": {"name": "linear"},
+           "constraints": {"name": "random_pairs", "count": 3}, "solver": {"name": "burg"}, "evaluate": []}
+    path = tmp_path / "cfg.yaml"
+    path.write_text(yaml.safe_dump(cfg))
+    return path
+
+
+def start(tmp_path, cfg):
+    # a background job starts with SIGINT ignored: give the child a terminal's default disposition
+    return subprocess.Popen([sys.executable, "-c", SCRIPT, "run", str(cfg), "--out", str(tmp_path / "out")],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=REPO,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+
+
+def test_ctrl_c_ends_a_command_stuck_in_compiled_code(tmp_path):
+    """The work blocks SIGINT (as LAPACK or a compiled kernel in effect does): before the supervisor,
+    Ctrl-C did nothing until the step ended (here: 600 s)."""
+    proc = start(tmp_path, config(tmp_path, stuck=True))
+    assert proc.stdout.readline().strip() == "READY"
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    assert "kernlearn: interrupted: the work was inside compiled code" in err and "resumes" in err
+    assert "Traceback" not in err
+    assert not (tmp_path / "out").exists() or not list((tmp_path / "out").glob("*/record.json"))
+
+
+def test_ctrl_c_in_python_code_says_it_was_interrupted(tmp_path):
+    """Ctrl-C while the cells are checked (before the run's progress exists) used to exit 130 silently."""
+    proc = start(tmp_path, config(tmp_path, stuck=False))
+    assert proc.stdout.readline().strip() == "READY"
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    assert "kernlearn: interrupted; finished cells are kept" in err and "Traceback" not in err
+
+
+def test_a_lasting_phase_is_said_with_the_cell_and_what_it_does(tmp_path):
+    proc = start(tmp_path, config(tmp_path, stuck=False, seconds=progress.PHASE_FIRST + 2))
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 0, err
+    assert "] loading dataset 'stuck_or_slow', 3s" in err
+
+
+def test_phase_lines_in_process(monkeypatch, capsys):
+    monkeypatch.setattr(progress, "PHASE_FIRST", 0.1)
+    with progress.phase("cell_x", "building K0 'rbf' (n = 5)"):
+        time.sleep(0.8)
+    with progress.phase("cell_x", "solving 'burg'"):
+        pass                                               # too short to be said
+    err = capsys.readouterr().err
+    assert "[cell_x] building K0 'rbf' (n = 5), 0s" in err and "solving" not in err
+
+
+def test_a_large_step_is_announced_before_it_starts(monkeypatch, capsys):
+    monkeypatch.setattr(resources, "LIMIT_BYTES", 1000.0)
+    factorize(np.eye(30))
+    err = capsys.readouterr().err
+    assert "large step: eigendecomposition of the 30 x 30 kernel matrix: about 0 MB of memory" in err
+    assert "nystrom" in err                                # the cheaper alternative
+    assert resources.eigh_cost(20000)[0] == pytest.approx(9.6e9)   # the issue's 9.2 GB peak at n = 20000
+
+
+def test_memory_error_is_one_paragraph_naming_the_step(monkeypatch, inproc, tmp_path):
+    def no_memory(a):
+        raise MemoryError
+
+    monkeypatch.setattr("kernlearn_cli.kernels.eigh", no_memory)
+    cfg = {"name": "oom", "seed": 0, "dataset": {"name": "iris"}, "kernel": {"name": "rbf"},
+           "constraints": {"name": "random_pairs", "count": 5}, "solver": {"name": "burg"}, "evaluate": []}
+    (tmp_path / "cfg.yaml").write_text(yaml.safe_dump(cfg))
+    code, out, err = inproc("run", tmp_path / "cfg.yaml", "--out", tmp_path / "out")
+    assert code == 2, err
+    assert "out of memory in eigendecomposition of the 150 x 150 kernel matrix: about" in err
+    assert "Traceback" not in err and len(err.strip().splitlines()) == 1
+    with pytest.raises(ResourceError, match="out of memory in the step: about 2.0 GB"):
+        with resources.heavy_step("the step", 2e9):
+            raise MemoryError
