@@ -21,7 +21,8 @@ def _echo_err(msg: str) -> None:
     typer.echo(msg, err=True)
 
 
-SET_HELP = "Override a value: --set solver.tol=1e-6, --set grid.seed='range(3)' (repeatable)."
+SET_HELP = ("Override a value: --set solver.tol=1e-6, --set grid.seed='range(3)' (repeatable); a key a grid axis "
+            "sets is refused: override the axis (--set grid.KEY='[VALUE]').")
 
 
 @app.command()

@@ -28,6 +28,7 @@ import itertools
 import json
 import math
 import re
+import shlex
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -119,25 +120,111 @@ def load(path: str | Path, overrides: list[str] = (), seed: int | None = None, e
             from None
     if not isinstance(cfg, dict):
         raise ConfigError(f"{path}: a config must be a YAML mapping with keys {', '.join(REQUIRED)}.")
-    for item in overrides:
-        key, sep, text = item.partition("=")
-        if not sep or not key.strip():
-            raise ConfigError(f"--set '{item}': expected KEY=VALUE with a dotted key, e.g. --set solver.tol=1e-6.")
-        key, value = key.strip(), parse_yaml(text, f"--set '{item}'") if text.strip() else ""
-        if key.startswith("grid."):            # grid keys are themselves dotted: grid.<key>=<values>
-            if not isinstance(cfg.get("grid"), dict):
-                cfg["grid"] = {}
-            cfg["grid"][key[len("grid."):]] = value
-        else:
-            set_dotted(cfg, key, value, f"--set {key}")
+    settings, axes = apply_overrides(cfg, overrides)
     if seed is not None:
+        if "seed" in settings or "seed" in axes:
+            given = settings["seed"][0] if "seed" in settings else f"grid.seed={axes['seed']}"
+            raise ConfigError(f"--seed {seed} and --set {given} both set the seed (--seed sets every cell's seed "
+                              "and drops a seed grid axis); give one of them.")
         cfg["seed"] = seed
         if isinstance(cfg.get("grid"), dict) and "seed" in cfg["grid"]:
             cfg["grid"].pop("seed")
             if not cfg["grid"]:
                 del cfg["grid"]
     validate(cfg, str(path), every_cell)
+    for key, (text, value) in settings.items():
+        check_not_shadowed(cfg, key, text, value, str(path), axes)
     return cfg
+
+
+def apply_overrides(cfg: dict, overrides: Sequence[str]) -> tuple[dict, dict]:
+    """Apply ``--set KEY=VALUE`` overrides to ``cfg`` in order (a later one wins), values read as YAML.
+
+    ``grid.<key>=<values>`` sets grid axis ``<key>`` (grid keys are themselves dotted).  Returns the
+    settings set, ``key -> (text, value)``, and the grid axes set, ``key -> text``: what
+    :func:`check_not_shadowed` and ``--seed`` check them against.  The values themselves are checked
+    with the config's (:func:`validate`).
+    """
+    settings, axes = {}, {}
+    for item in overrides:
+        key, sep, text = item.partition("=")
+        if not sep or not key.strip():
+            raise ConfigError(f"--set '{item}': expected KEY=VALUE with a dotted key, e.g. --set solver.tol=1e-6.")
+        key, text = key.strip(), text.strip()
+        value = parse_yaml(text, f"--set '{item}'") if text else ""
+        if key.startswith("grid."):
+            if not isinstance(cfg.get("grid"), dict):
+                cfg["grid"] = {}
+            cfg["grid"][key[len("grid."):]] = value
+            axes[key[len("grid."):]] = text
+        else:
+            set_dotted(cfg, key, value, f"--set {key}")
+            settings[key] = (f"{key}={text}", value)
+    return settings, axes
+
+
+def check_not_shadowed(cfg: dict, key: str, text: str, value: Any, where: str, axes: dict) -> None:
+    """Refuse an override of ``key`` that a grid axis of ``cfg`` sets again in every cell (it would do nothing).
+
+    An axis shadows ``key`` when it is ``key`` itself, a mapping ``key`` lies in (axis ``dataset``,
+    ``--set dataset.missing=drop``), or a part of ``key``'s new value (axis ``constraints.count``,
+    ``--set constraints='{name: idealized_pairs, count: 50}'``).  The message names the axis, its
+    values, and the ``--set grid.<axis>=...`` that does what was meant; for ``seed``, also ``--seed``.
+    That axis is checked first, like a config's (:func:`bind_cell`), so a value that is not valid
+    is refused as such.  ``where`` is the config file; ``axes`` are the axes set by
+    ``--set grid.<axis>=<text>``, named as such.
+    """
+    grid = cfg.get("grid") or {}
+    for axis, values in grid.items():
+        if key == axis:
+            meant, what = [value], f"'{key}' is a grid axis"
+        elif key.startswith(axis + "."):
+            meant, what = _with_dotted(values, key[len(axis) + 1:], value), f"'{key}' lies in grid axis '{axis}'"
+        elif axis.startswith(key + ".") and _has_dotted(value, axis[len(key) + 1:]):
+            meant = [get_dotted(value, axis[len(key) + 1:])]
+            what = f"'{key}' holds '{axis}', a grid axis"
+        else:
+            continue
+        if meant is not None:                        # the axis meant, with the others' first values
+            first = {a: grid_values(a, v, where)[:1] for a, v in grid.items()}
+            for cell in Grid({**cfg, "grid": {**first, axis: meant}}):
+                bind_cell(cell, f"--set {text}")
+        shown = [_flow(v) for v in grid_values(axis, values, where)]
+        shown = ", ".join(shown) if len(shown) <= 6 else f"{', '.join(shown[:3])}, ..., {shown[-1]}; {len(shown)} values"
+        source = f"(from --set grid.{axis}={axes[axis]})" if axis in axes else f"in {where}"
+        fix = f"--set grid.{axis}={shlex.quote(_flow(meant))}" if meant is not None else \
+            f"--set grid.{axis}='[...]' with '{key[len(axis) + 1:]}' set in each of its values"
+        if axis == "seed" and isinstance(value, int):
+            fix = f"--seed {value} (it sets every cell's seed and drops the seed axis), or {fix}"
+        raise ConfigError(f"--set {text}: {what} {source} (values {shown}), which sets it in every cell, so "
+                          f"this override would do nothing; override the axis instead: {fix}.")
+
+
+def _has_dotted(node: Any, key: str) -> bool:
+    try:
+        get_dotted(node, key)
+    except (KeyError, IndexError, TypeError, ValueError):
+        return False
+    return True
+
+
+def _with_dotted(values: Any, key: str, value: Any) -> list | None:
+    """Each of an axis's ``values`` with ``key`` set to ``value``; None where one is not a mapping."""
+    if not isinstance(values, list) or not all(isinstance(v, dict) for v in values):
+        return None
+    values = copy.deepcopy(values)
+    try:
+        for v in values:
+            set_dotted(v, key, copy.deepcopy(value), key)
+    except ConfigError:
+        return None
+    return values
+
+
+def _flow(value: Any) -> str:
+    """``value`` as one line of YAML (``[50]``, ``{name: iris}``), as a ``--set`` takes it."""
+    return yaml.safe_dump(value, default_flow_style=True, sort_keys=False, width=math.inf).strip() \
+        .removesuffix("...").strip()
 
 
 class _StrictLoader(yaml.SafeLoader):

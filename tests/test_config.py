@@ -117,3 +117,78 @@ def test_set_grid_axis(tmp_path):
     cfg = load(write(tmp_path, dict(BASE, grid={"seed": "range(20)"})), ["grid.seed=range(2)",
                                                                           "grid.constraints.count=[3, 4]"])
     assert [(c.seed, c.config["constraints"]["count"]) for c in expand(cfg)] == [(0, 3), (0, 4), (1, 3), (1, 4)]
+
+
+AXES = {"constraints.count": [10, 30, 100], "seed": "range(3)"}
+
+
+def refused(path, overrides, seed=None, every_cell=True) -> str:
+    with pytest.raises(ConfigError) as err:
+        load(path, overrides, seed, every_cell)
+    return str(err.value)
+
+
+def suggested(message: str) -> list[str]:
+    """The ``--set grid.<axis>=<values>`` a message proposes, as the shell would pass it."""
+    import shlex
+    args = shlex.split(message.rsplit("instead: ", 1)[1].rstrip("."))
+    return [args[args.index("--set", len(args) - 2) + 1]]
+
+
+@pytest.mark.parametrize("every_cell", [True, False])
+def test_set_of_a_grid_axis_is_refused_naming_the_axis(tmp_path, every_cell):
+    """`--set constraints.count=50` under a count axis did nothing (the axis set every cell); it names the axis,
+    and the override it proposes runs the value meant.  An array task (every_cell=False) refuses it too."""
+    path = write(tmp_path, dict(BASE, grid=AXES))
+    message = refused(path, ["constraints.count=50"], every_cell=every_cell)
+    assert message == ("--set constraints.count=50: 'constraints.count' is a grid axis in " + str(path) + " (values 10, "
+                       "30, 100), which sets it in every cell, so this override would do nothing; override the axis "
+                       "instead: --set grid.constraints.count='[50]'.")
+    cells = expand(load(path, suggested(message)))
+    assert [(c.config["constraints"]["count"], c.seed) for c in cells] == [(50, 0), (50, 1), (50, 2)]
+    # a new value of the mapping holding the axis: refused when it sets the axis's key, kept otherwise
+    message = refused(path, ["constraints={name: idealized_pairs, count: 50}"], every_cell=every_cell)
+    assert "'constraints' holds 'constraints.count', a grid axis" in message and suggested(message) == \
+        ["grid.constraints.count=[50]"]
+    cells = expand(load(path, ["constraints={name: idealized_pairs, epsilon: 0.1}"]))
+    assert {(c.config["constraints"]["count"], c.config["constraints"]["epsilon"]) for c in cells} == \
+        {(10, 0.1), (30, 0.1), (100, 0.1)}
+    # an axis set by --set is named as such
+    message = refused(path, ["grid.solver.tol=[1e-3, 1e-4]", "solver.tol=1e-6"], every_cell=every_cell)
+    assert "'solver.tol' is a grid axis (from --set grid.solver.tol=[1e-3, 1e-4]) (values 0.001, 0.0001)" in message
+
+
+def test_set_inside_a_grid_axis_is_refused_with_the_axis_it_means(tmp_path):
+    path = write(tmp_path, dict(BASE, grid={"solver": [{"name": "burg"}, {"name": "burg", "slack": 2.0}]}))
+    message = refused(path, ["solver.tol=1e-6"])
+    assert "--set solver.tol=1e-6: 'solver.tol' lies in grid axis 'solver' in" in message
+    cells = expand(load(path, suggested(message)))
+    assert [c.config["solver"] for c in cells] == [{"name": "burg", "tol": 1e-6},
+                                                   {"name": "burg", "slack": 2.0, "tol": 1e-6}]
+
+
+@pytest.mark.parametrize("every_cell", [True, False])
+def test_every_override_is_validated_like_the_config(tmp_path, every_cell):
+    """`--set constraints.count=ten` under a count axis was accepted (no cell read it): it is checked as the
+    config's own value would be, naming the key and what is valid, also in an array task."""
+    path = write(tmp_path, dict(BASE, grid=AXES))
+    assert refused(path, ["constraints.count=ten"], every_cell=every_cell) == \
+        "--set constraints.count=ten: constraints.count: expected an int in [1, inf), got 'ten'."
+    assert "constraints.count: expected an int in [1, inf), got 0." in \
+        refused(path, ["constraints={name: idealized_pairs, count: 0}"], every_cell=every_cell)
+    assert "'seed' must be an integer from 0 to 2**63 - 1" in refused(path, ["seed=ten"], every_cell=every_cell)
+
+
+def test_set_seed_follows_the_rule_of_seed(tmp_path):
+    """`--seed N` drops a seed axis; `--set seed=N` under a seed axis did nothing: it points at `--seed`. Without
+    an axis both set the seed; given together, or with --set grid.seed, they are refused (one would do nothing)."""
+    path = write(tmp_path, dict(BASE, grid=AXES))
+    message = refused(path, ["seed=5"])
+    assert "'seed' is a grid axis in" in message and "(values 0, 1, 2)" in message
+    assert message.endswith("override the axis instead: --seed 5 (it sets every cell's seed and drops the seed "
+                            "axis), or --set grid.seed='[5]'.")
+    assert [c.seed for c in expand(load(path, seed=5))] == [5, 5, 5]
+    plain = write(tmp_path, BASE, "plain.yaml")
+    assert expand(load(plain, ["seed=5"]))[0].config == expand(load(plain, seed=5))[0].config
+    assert "--seed 3 and --set seed=5 both set the seed" in refused(plain, ["seed=5"], seed=3)
+    assert "--seed 3 and --set grid.seed=range(2) both set the seed" in refused(path, ["grid.seed=range(2)"], seed=3)

@@ -75,6 +75,8 @@ def bad_cases(tmp_path):
     X_nan[4, 1] = np.nan
     cfg = lambda **parts: (write_config(tmp_path / "cfg.yaml", **parts), [], {})  # noqa: E731
     with_args = lambda *args, **env: (write_config(tmp_path / "cfg.yaml"), list(args), env)  # noqa: E731
+    with_grid = lambda *args: (write_config(tmp_path / "cfg.yaml", grid={"constraints.count": [10, 30],  # noqa: E731
+                                                                         "seed": "range(2)"}), list(args), {})
 
     def raw(text: bytes, name="raw.yaml"):
         (tmp_path / name).write_bytes(text)
@@ -105,6 +107,11 @@ def bad_cases(tmp_path):
         "max_sweeps 0": (lambda: with_args("--set", "solver.max_sweeps=0"), "solver.max_sweeps: expected an int in [1, inf), got 0."),
         "set not yaml": (lambda: with_args("--set", "solver.tol=[1,"), "--set 'solver.tol=[1,': not valid YAML"),
         "set without =": (lambda: with_args("--set", "solver.tol"), "expected KEY=VALUE"),
+        "set of a grid axis": (lambda: with_grid("--set", "constraints.count=50"),
+                               "'constraints.count' is a grid axis in"),
+        "set of a grid axis, array task": (lambda: with_grid("--array-index", "0", "--set", "constraints.count=ten"),
+                                           "--set constraints.count=ten: constraints.count: expected an int"),
+        "set seed with a seed axis": (lambda: with_grid("--set", "seed=5"), "instead: --seed 5"),
         "seed too big": (lambda: with_args("--seed", str(2**64)), "'seed' must be an integer from 0 to 2**63 - 1"),
         "grid seed negative": (lambda: cfg(grid={"seed": [0, -1]}), "grid.seed value must be an integer"),
         "name dotdot": (lambda: cfg(name=".."), "that does not start with '.'"),
@@ -181,13 +188,17 @@ def test_other_commands_name_themselves(tmp_path, inproc, finished):
         (["collect", out, "-m", "nope"], "no metric 'nope'"),
         (["slurm", write_config(tmp_path / "c.yaml"), "--max-array-size", "0"], "--max-array-size must be >= 1"),
         (["slurm", write_config(tmp_path / "c.yaml"), "--sbatch-arg", "constraint=avx2"], "--sbatch-arg"),
+        (["slurm", write_config(tmp_path / "grid.yaml", grid={"seed": [0, 1]}), "--out", tmp_path / "s", "--set",
+          "seed=5"], "'seed' is a grid axis in"),
+        (["plan", write_config(tmp_path / "c.yaml"), "--set", "constraints.count=ten"],
+         "c.yaml: constraints.count: expected an int in [1, inf), got 'ten'."),
         (["list", "solverz"], "unknown kind 'solverz'"),
     ]
     for args, message in cases:
         code, _, stderr = inproc(*args)
         assert code == 2 and stderr.startswith("kernlearn: error:") and message in stderr, (args, stderr)
         assert "Traceback" not in stderr
-    assert not (tmp_path / "f.png").exists() and not (tmp_path / "missing.md").exists()
+    assert not (tmp_path / "f.png").exists() and not (tmp_path / "missing.md").exists() and not (tmp_path / "s").exists()
 
 
 def test_out_naming_a_file_or_an_unwritable_place(tmp_path, inproc):
