@@ -133,7 +133,8 @@ def collect(directories: List[Path] = typer.Argument(..., help="Results folder(s
     """Aggregate per-cell records into tables (CSV, Markdown, LaTeX), mean ± std over seeds.
 
     One folder: the tables go into it (or to --prefix).  Several folders: only to --prefix.  Settings
-    that differ between folders of one experiment (e.g. runs with different --set) are columns.
+    that differ between folders of one experiment (e.g. runs with different --set) are columns; a
+    --metric table whose entry would average cells of different settings is refused, naming them.
 
     Cells of the recorded grid that are not finished are counted per row (finished/expected) and
     named in one warning line."""

@@ -382,7 +382,8 @@ def display(summary: pd.DataFrame) -> pd.DataFrame:
 
 def pivot_keys(df: pd.DataFrame, metric: str, rows: str | None = None, cols: str | None = None,
                agg: str = "mean") -> tuple[str, str]:
-    """The row and column keys of a paper table of ``metric`` (defaults as in :func:`pivot`), checked."""
+    """The row and column keys of a paper table of ``metric`` (defaults as in :func:`pivot`), checked:
+    each entry must hold one setting (:func:`pooled_settings`), as each row of :func:`summarize` does."""
     if metric not in df.columns:
         valid = metric_columns(df) + list(SUMMARY) + list(TIMING)
         raise ConfigError(f"collect: no metric '{metric}'; the records have {', '.join(valid)}.")
@@ -395,7 +396,49 @@ def pivot_keys(df: pd.DataFrame, metric: str, rows: str | None = None, cols: str
             raise ConfigError(f"collect: no column '{key}'; valid: {', '.join(c for c in df.columns if c != 'cell')}.")
     if agg not in ("mean", "min", "max"):
         raise ConfigError(f"collect: --agg must be mean, min or max, got '{agg}'.")
+    pooled = pooled_settings(df, [rows, cols])
+    if pooled:
+        entry, differ = next(iter(pooled.items()))
+        where = ", ".join(f"{k} = {v}" for k, v in zip((rows, cols), entry))
+        values = "; ".join(f"{key}: " + " or ".join(f"'{v}' ({k} cell{'s' * (k > 1)})" for v, k in counts.items())
+                           for key, counts in differ.items())
+        split = " or ".join(f"--rows {k} or --cols {k}" for k in differ)
+        raise ConfigError(f"collect -m {metric} --rows {rows} --cols {cols}: {len(pooled)} entr"
+                          f"{'ies' if len(pooled) > 1 else 'y'} would average cells whose settings differ apart "
+                          f"from the seed (the long table, collect without -m, keeps them apart); the first, "
+                          f"{where}, mixes {values}. Lay the table out by that setting ({split}), or collect "
+                          f"the folders of each setting on their own.")
     return rows, cols
+
+
+def pooled_settings(df: pd.DataFrame, keys: list[str]) -> dict[tuple, dict[str, dict]]:
+    """The groups of ``keys`` whose cells differ in a setting besides the seed.
+
+    A group is one setting only when its cells agree on every column that tells settings apart
+    (:func:`setting_columns`, the rule by which :func:`summarize` groups); a table entry over such
+    a group would average different experiments.
+
+    Parameters
+    ----------
+    df : DataFrame
+        The cells (:func:`load_records`).
+    keys : list of str
+        Columns that define a group (e.g. a paper table's row and column keys).
+
+    Returns
+    -------
+    dict
+        Each mixed group (its values of ``keys``, in sorted order) to the settings that differ in it,
+        each to its values (as text) and their cell counts; empty when no group mixes settings.
+    """
+    others = [k for k in setting_columns(df) if k not in keys]
+    mixed = {}
+    for entry, part in df.groupby(keys, dropna=False, sort=True):
+        differ = {k: part[k].astype(str).value_counts(sort=False).sort_index().to_dict()
+                  for k in others if part[k].nunique(dropna=False) > 1}
+        if differ:
+            mixed[entry if isinstance(entry, tuple) else (entry,)] = differ
+    return mixed
 
 
 def entry_stats(df: pd.DataFrame, metric: str, rows: str, cols: str, agg: str = "mean") -> pd.DataFrame:
@@ -422,7 +465,9 @@ def pivot(df: pd.DataFrame, metric: str, rows: str | None = None, cols: str | No
 
     Defaults: rows = the first varying setting that is not the column key, cols = ``solver``
     (or ``experiment`` when all cells share a solver).  With ``pending`` (expected cells that are
-    not finished) an entry with fewer finished cells than expected shows ``(k/N)``.
+    not finished) an entry with fewer finished cells than expected shows ``(k/N)``.  An entry holds
+    the cells of one setting only (:func:`pooled_settings`; :func:`pivot_keys` refuses keys that
+    would average different settings).
     """
     rows, cols = pivot_keys(df, metric, rows, cols, agg)
     stats = entry_stats(df, metric, rows, cols, agg).rename(columns={"row": rows, "col": cols})
