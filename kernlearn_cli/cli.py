@@ -134,7 +134,8 @@ def collect(directories: List[Path] = typer.Argument(..., help="Results folder(s
     """Aggregate per-cell records into tables (CSV, Markdown, LaTeX), mean ± std over seeds.
 
     One folder: the tables go into it (or to --prefix).  Several folders: only to --prefix.  Settings
-    that differ between folders of one experiment (e.g. runs with different --set) are columns.
+    that differ between folders of one experiment (e.g. runs with different --set) are columns; a
+    --metric table whose entry would average cells of different settings is refused, naming them.
 
     Cells of the recorded grid that are not finished are counted per row (finished/expected) and
     named in one warning line."""
@@ -233,14 +234,18 @@ def plot(directories: List[Path] = typer.Argument(..., help="Results folder(s) o
          by: Optional[str] = typer.Option(None, "--by", help="One curve per value of this key (default solver)."),
          loglog: bool = typer.Option(False, "--loglog", help="Log-log axes (e.g. time vs n)."),
          logx: bool = typer.Option(False, "--logx", help="Logarithmic x axis (e.g. iterations)."),
+         logy: Optional[bool] = typer.Option(None, "--logy/--linear-y",
+                                             help="Value axis (default: log when the means are positive and "
+                                                  "span more than two decades)."),
          title: Optional[str] = typer.Option(None, "--title"),
          output: Path = typer.Option(..., "--output", "-o", help="Figure file (.png, .pdf, .svg).")):
-    """Draw metric vs x, one curve per method, mean with ± std error bars over seeds."""
+    """Draw metric vs x, one curve per method, mean with ± std error bars over seeds (said in the legend);
+    axes labelled in words with units, curves told apart by colour, marker and line style."""
     from .report import check_figure_path, load_records, plot_curves
 
     check_figure_path(output, "plot")
     df, _ = load_records(directories, "plot")
-    ringed = plot_curves(df, metric, x, by, loglog=loglog, logx=logx, title=title, output=output)
+    ringed = plot_curves(df, metric, x, by, loglog=loglog, logx=logx, logy=logy, title=title, output=output)
     typer.echo(str(output))
     if ringed:
         _echo_err(f"note: {ringed} point(s) include cells that did not converge (ringed in red)")
@@ -254,7 +259,10 @@ def plot_history(directories: List[Path] = typer.Argument(..., help="Results fol
                                                         "objective, dual_change, loss that every cell records)."),
                  mean: bool = typer.Option(False, "--mean", help="Mean ± std band per setting instead of one line per cell."),
                  logx: bool = typer.Option(False, "--logx", help="Logarithmic step axis."),
-                 logy: bool = typer.Option(False, "--logy", help="Logarithmic value axis."),
+                 logy: Optional[bool] = typer.Option(None, "--logy/--linear-y",
+                                                     help="Value axis (default: log when the values are "
+                                                          "positive and span more than two decades, e.g. "
+                                                          "dual_change)."),
                  xlabel: str = typer.Option("step", "--xlabel", help="Label of the x axis."),
                  title: Optional[str] = typer.Option(None, "--title"),
                  output: Path = typer.Option(..., "--output", "-o", help="Figure file (.png, .pdf, .svg).")):

@@ -390,7 +390,8 @@ def display(summary: pd.DataFrame) -> pd.DataFrame:
 
 def pivot_keys(df: pd.DataFrame, metric: str, rows: str | None = None, cols: str | None = None,
                agg: str = "mean") -> tuple[str, str]:
-    """The row and column keys of a paper table of ``metric`` (defaults as in :func:`pivot`), checked."""
+    """The row and column keys of a paper table of ``metric`` (defaults as in :func:`pivot`), checked:
+    each entry must hold one setting (:func:`pooled_settings`), as each row of :func:`summarize` does."""
     if metric not in df.columns:
         valid = metric_columns(df) + list(SUMMARY) + list(TIMING)
         raise ConfigError(f"collect: no metric '{metric}'; the records have {', '.join(valid)}.")
@@ -403,7 +404,49 @@ def pivot_keys(df: pd.DataFrame, metric: str, rows: str | None = None, cols: str
             raise ConfigError(f"collect: no column '{key}'; valid: {', '.join(c for c in df.columns if c != 'cell')}.")
     if agg not in ("mean", "min", "max"):
         raise ConfigError(f"collect: --agg must be mean, min or max, got '{agg}'.")
+    pooled = pooled_settings(df, [rows, cols])
+    if pooled:
+        entry, differ = next(iter(pooled.items()))
+        where = ", ".join(f"{k} = {v}" for k, v in zip((rows, cols), entry))
+        values = "; ".join(f"{key}: " + " or ".join(f"'{v}' ({k} cell{'s' * (k > 1)})" for v, k in counts.items())
+                           for key, counts in differ.items())
+        split = " or ".join(f"--rows {k} or --cols {k}" for k in differ)
+        raise ConfigError(f"collect -m {metric} --rows {rows} --cols {cols}: {len(pooled)} entr"
+                          f"{'ies' if len(pooled) > 1 else 'y'} would average cells whose settings differ apart "
+                          f"from the seed (the long table, collect without -m, keeps them apart); the first, "
+                          f"{where}, mixes {values}. Lay the table out by that setting ({split}), or collect "
+                          f"the folders of each setting on their own.")
     return rows, cols
+
+
+def pooled_settings(df: pd.DataFrame, keys: list[str]) -> dict[tuple, dict[str, dict]]:
+    """The groups of ``keys`` whose cells differ in a setting besides the seed.
+
+    A group is one setting only when its cells agree on every column that tells settings apart
+    (:func:`setting_columns`, the rule by which :func:`summarize` groups); a table entry over such
+    a group would average different experiments.
+
+    Parameters
+    ----------
+    df : DataFrame
+        The cells (:func:`load_records`).
+    keys : list of str
+        Columns that define a group (e.g. a paper table's row and column keys).
+
+    Returns
+    -------
+    dict
+        Each mixed group (its values of ``keys``, in sorted order) to the settings that differ in it,
+        each to its values (as text) and their cell counts; empty when no group mixes settings.
+    """
+    others = [k for k in setting_columns(df) if k not in keys]
+    mixed = {}
+    for entry, part in df.groupby(keys, dropna=False, sort=True):
+        differ = {k: part[k].astype(str).value_counts(sort=False).sort_index().to_dict()
+                  for k in others if part[k].nunique(dropna=False) > 1}
+        if differ:
+            mixed[entry if isinstance(entry, tuple) else (entry,)] = differ
+    return mixed
 
 
 def entry_stats(df: pd.DataFrame, metric: str, rows: str, cols: str, agg: str = "mean") -> pd.DataFrame:
@@ -430,7 +473,9 @@ def pivot(df: pd.DataFrame, metric: str, rows: str | None = None, cols: str | No
 
     Defaults: rows = the first varying setting that is not the column key, cols = ``solver``
     (or ``experiment`` when all cells share a solver).  With ``pending`` (expected cells that are
-    not finished) an entry with fewer finished cells than expected shows ``(k/N)``.
+    not finished) an entry with fewer finished cells than expected shows ``(k/N)``.  An entry holds
+    the cells of one setting only (:func:`pooled_settings`; :func:`pivot_keys` refuses keys that
+    would average different settings).
     """
     rows, cols = pivot_keys(df, metric, rows, cols, agg)
     stats = entry_stats(df, metric, rows, cols, agg).rename(columns={"row": rows, "col": cols})
@@ -590,7 +635,7 @@ def finish_figure(fig, ax, xlabel: str, ylabel: str, title: str | None, output: 
     fig, ax : matplotlib Figure and Axes
         The figure drawn and its one axes.
     xlabel, ylabel : str
-        Axis labels.
+        Keys of the axes (``constraints.count``, ``knn_error``), shown by :func:`axis_label`, or text.
     title : str or None
         Title above the axes (none when empty).
     output : Path
@@ -599,8 +644,8 @@ def finish_figure(fig, ax, xlabel: str, ylabel: str, title: str | None, output: 
     import matplotlib
     import matplotlib.pyplot as plt
 
-    ax.set_xlabel(xlabel)
-    ax.set_ylabel(ylabel)
+    ax.set_xlabel(axis_label(xlabel))
+    ax.set_ylabel(axis_label(ylabel))
     ax.grid(alpha=0.3)
     if title:
         ax.set_title(title)
@@ -626,6 +671,80 @@ NAMED = {"experiment", "solver", "dataset", "kernel"}
 #: records (DefiniteBoost's dual objective, ADMM's and TRIN's objective, Burg's and von Neumann's dual
 #: change, MEG's loss).
 HISTORY_KEYS = ("dual_objective", "objective", "dual_change", "loss")
+#: Axis labels (with units) of the settings, metrics and histories figures draw; any other key is shown as it is.
+LABELS = {
+    # settings (x axes)
+    "constraints.count": "number of constraints", "n": "number of points n", "rank0": "rank of K0",
+    "solver.lam": "λ (regularization)", "solver.gamma": "γ (regularization)", "gamma_path": "γ (regularization)",
+    "solver.iterations": "MEG iterations", "solver.max_steps": "DefiniteBoost step budget",
+    "solver.max_sweeps": "sweep budget", "solver.tol": "tolerance", "solver.slack": "slack weight",
+    # results
+    "seconds": "solver wall time (s)", "cpu_seconds": "solver CPU time (s)", "iterations": "solver iterations",
+    "objective": "objective", "nmi": "kernel k-means NMI (0–1)", "pairwise_accuracy": "pairwise accuracy (Rand index)",
+    "knn_accuracy": "k-NN accuracy (fraction)", "knn_error": "k-NN test error (fraction)",
+    "kpca_1nn_error": "1-NN error after kernel PCA (fraction)", "error_path": "1-NN error after kernel PCA (fraction)",
+    "svm_accuracy": "SVM accuracy (fraction)", "alignment": "kernel alignment (0–1)",
+    "nka_score": "NKA selection score", "violation": "largest constraint violation",
+    "condition": "condition number of K", "bound_ratio": "Lemma 3.2 bound / MEG loss",
+    # per-iteration histories
+    "dual_change": "relative dual change per sweep", "max_violation": "largest constraint violation",
+    "lambda_norm": "‖λ‖₂ (dual variables)", "dual_objective": "dual objective", "loss": "loss",
+    "cumulative_loss": "cumulative loss", "primal": "primal residual ‖V − U‖", "dual": "dual residual",
+    "rho": "penalty ρ",
+}
+#: Markers and line styles of a figure's series, cycled (with the colours) so that no two of the first
+#: 28 series look alike, and open markers so that coinciding points of two series both show.
+MARKERS = ("o", "s", "^", "D", "v", "P", "X")
+LINESTYLES = ("-", "--", "-.", ":")
+#: A value axis is logarithmic by default when its (positive) values span more than this many decades.
+LOG_DECADES = 2
+
+
+def axis_label(key: str) -> str:
+    """The label of an axis drawing ``key``: :data:`LABELS`, else the key itself."""
+    return LABELS.get(key, key)
+
+
+def series_style(k: int) -> dict:
+    """Colour, open marker and line style of a figure's ``k``-th series (keyword arguments of ``plot``)."""
+    return {"color": f"C{k % 10}", "marker": MARKERS[k % len(MARKERS)], "ls": LINESTYLES[k % len(LINESTYLES)],
+            "mfc": "none"}
+
+
+def marks_every(k: int) -> tuple[float, float]:
+    """Where the markers of the ``k``-th line of many points go (``markevery``): one per tenth of the axes'
+    diagonal, each line's starting a little further on, so that coinciding lines show each marker."""
+    return (0.025 * (k % 4), 0.1)
+
+
+def spread_caption(counts) -> str:
+    """What a figure's error bars or bands are, for its legend: ``mean ± std over 3 seeds``.
+
+    Parameters
+    ----------
+    counts : iterable of int
+        The number of cells (seeds) of each point or curve.
+
+    Returns
+    -------
+    str
+        ``mean ± std over N seeds`` (``over 2–3 seeds`` when they differ), or, when every point has
+        one cell, that no spread is shown.
+    """
+    counts = sorted({int(c) for c in counts})
+    if counts[-1] <= 1:
+        return "one seed each (no spread shown)"
+    return f"mean ± std over {counts[0] if len(counts) == 1 else f'{counts[0]}–{counts[-1]}'} seeds"
+
+
+def log_values(values, logy: bool | None) -> bool:
+    """Whether a value axis is logarithmic: ``logy`` when given, else whether the finite values are all
+    positive and span more than :data:`LOG_DECADES` decades (a quantity that converges over decades)."""
+    if logy is not None:
+        return logy
+    v = np.concatenate([np.ravel(np.asarray(a, dtype=float)) for a in values]) if len(values) else np.empty(0)
+    v = v[np.isfinite(v)]
+    return bool(v.size) and v.min() > 0 and v.max() > 10 ** LOG_DECADES * v.min()
 
 
 def _missing(value) -> bool:
@@ -772,8 +891,9 @@ def seeds_text(n: int) -> str:
     return f"({n} seed{'' if n == 1 else 's'})"
 
 
-def outside_legend(ax, fontsize: float = 8) -> None:
-    """Put the legend to the right of the axes, clear of the data.
+def outside_legend(ax, fontsize: float = 8, title: str | None = None) -> None:
+    """Put the legend to the right of the axes, clear of the data, under ``title`` (e.g. what the error
+    bars are, :func:`spread_caption`).
 
     It stays out of ``tight_layout`` (the axes keep their size); :func:`finish_figure` widens the
     saved figure to hold it.
@@ -784,17 +904,22 @@ def outside_legend(ax, fontsize: float = 8) -> None:
         Axes whose labelled artists the legend lists.
     fontsize : float
         Font size of the entries.
+    title : str or None
+        Legend title.
     """
-    legend = ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1), borderaxespad=0, fontsize=fontsize)
+    legend = ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1), borderaxespad=0, fontsize=fontsize,
+                       title=title, title_fontsize=fontsize)
     legend.set_in_layout(False)
 
 
 def plot_curves(df: pd.DataFrame, metric: str, x: str, by: str | None, *, loglog: bool = False,
-                logx: bool = False, title: str | None = None, output: Path) -> int:
+                logx: bool = False, logy: bool | None = None, title: str | None = None, output: Path) -> int:
     """Draw the mean of ``metric`` against ``x`` with ± std error bars over seeds, one curve per setting.
 
     Cells without an ``x`` value (e.g. K0 or a target kernel) are dashed horizontal baselines.
-    Points that include a cell that did not converge are ringed in red.
+    Points that include a cell that did not converge are ringed in red. Curves differ in colour,
+    marker and line style (:func:`series_style`); the legend's title says what the error bars are
+    (:func:`spread_caption`), the axes are labelled by :func:`axis_label`.
 
     Parameters
     ----------
@@ -808,6 +933,9 @@ def plot_curves(df: pd.DataFrame, metric: str, x: str, by: str | None, *, loglog
         (:func:`split_curves`) and drawn in numeric order.
     loglog, logx : bool
         Logarithmic axes.
+    logy : bool or None
+        Logarithmic value axis; None: when the means are positive and span more than
+        :data:`LOG_DECADES` decades (:func:`log_values`); ``loglog`` sets it.
     title : str or None
         Figure title.
     output : Path
@@ -833,12 +961,15 @@ def plot_curves(df: pd.DataFrame, metric: str, x: str, by: str | None, *, loglog
     if not baselines.empty:
         for k, (label, part) in enumerate(split_curves(baselines, distinguishing(baselines, {x}))):
             ax.axhline(part[metric].mean(), ls="--", lw=1, color=f"C{7 + k % 3}", label=label)
-    ringed = 0
+    ringed, counts = 0, []
+    means = [baselines[metric].mean()] if not baselines.empty else []
     points = df[df[x].notna()]
-    for label, part in split_curves(points, [by] if by else distinguishing(points, {x})):
-        stats = part.groupby(x)[metric].agg(["mean", "std"]).sort_index()
-        ax.errorbar(stats.index, stats["mean"], yerr=stats["std"].fillna(0), marker="o", ms=4, capsize=3,
-                    label=label)
+    for k, (label, part) in enumerate(split_curves(points, [by] if by else distinguishing(points, {x}))):
+        stats = part.groupby(x)[metric].agg(["mean", "std", "count"]).sort_index()
+        ax.errorbar(stats.index, stats["mean"], yerr=stats["std"].fillna(0), ms=5, capsize=3, label=label,
+                    **series_style(k))
+        means.append(stats["mean"])
+        counts += list(stats["count"])
         bad = (part["converged"] == False).groupby(part[x]).sum().reindex(stats.index).fillna(0) > 0  # noqa: E712
         if bad.any():
             ax.plot(stats.index[bad], stats["mean"][bad], ls="none", marker="o", ms=11, mfc="none", mec="red",
@@ -846,9 +977,9 @@ def plot_curves(df: pd.DataFrame, metric: str, x: str, by: str | None, *, loglog
             ringed += int(bad.sum())
     if loglog or logx:
         ax.set_xscale("log")
-    if loglog:
+    if log_values(means, True if loglog else logy):
         ax.set_yscale("log")
-    outside_legend(ax)
+    outside_legend(ax, title=spread_caption(counts) if counts else None)
     finish_figure(fig, ax, x, metric, title, output)
     return ringed
 
@@ -891,15 +1022,16 @@ def history_key(histories: dict, key: str | None) -> str:
 
 
 def plot_history(roots: list[Path], key: str | None = None, *, mean: bool = False, logx: bool = False,
-                 logy: bool = False, xlabel: str = "step", title: str | None = None,
+                 logy: bool | None = None, xlabel: str = "step", title: str | None = None,
                  output: Path) -> tuple[int, str]:
     """Draw the per-iteration history ``history/<key>`` of every finished cell against its index.
 
     Reads ``<cell>/factors.h5`` of each cell with a ``record.json`` under ``roots``. One line per
     cell, labelled by the settings that differ between the cells and, unless all share one, its
     seed (``chessboard, seed 0``); with ``mean``, one line per setting (cells that differ only in
-    the seed) with a ± std band, shorter runs held at their last value. Lines are in the numeric
-    order of the settings.
+    the seed) with a ± std band, shorter runs held at their last value (the legend's title says so,
+    :func:`spread_caption`). Lines are in the numeric order of the settings and differ in colour,
+    marker and line style (:func:`series_style`).
 
     Parameters
     ----------
@@ -910,8 +1042,11 @@ def plot_history(roots: list[Path], key: str | None = None, *, mean: bool = Fals
         (:func:`history_key`).
     mean : bool
         Mean ± std over seeds instead of one line per cell.
-    logx, logy : bool
-        Symmetric-log step axis, log value axis.
+    logx : bool
+        Symmetric-log step axis.
+    logy : bool or None
+        Log value axis; None: when the values drawn are positive and span more than
+        :data:`LOG_DECADES` decades (:func:`log_values`), as a convergence measure does.
     xlabel : str
         Label of the x axis.
     title : str or None
@@ -938,8 +1073,8 @@ def plot_history(roots: list[Path], key: str | None = None, *, mean: bool = Fals
     curves = {cell: arrays[cell][1][key] for cell in df["cell"]}
     seeds = df["seed"].nunique() > 1
     fig, ax = plt.subplots(figsize=(5.5, 4))
-    lines = 0
-    for k, (label, part) in enumerate(split_curves(df, distinguishing(df))):
+    drawn, counts = [], []
+    for label, part in split_curves(df, distinguishing(df)):
         if mean:
             runs = [curves[c] for c in part["cell"]]
             length = max(len(r) for r in runs)
@@ -947,30 +1082,36 @@ def plot_history(roots: list[Path], key: str | None = None, *, mean: bool = Fals
                               for r in runs])
             m, s = stack.mean(axis=0), stack.std(axis=0)
             x = np.arange(length)
-            ax.plot(x, m, color=f"C{k % 10}", lw=1.2, label=f"{label} {seeds_text(len(runs))}")
-            ax.fill_between(x, m - s, m + s, color=f"C{k % 10}", alpha=0.2, lw=0)
-            lines += 1
+            style = series_style(len(drawn))
+            ax.plot(x, m, lw=1.2, ms=5, markevery=marks_every(len(drawn)), label=f"{label} {seeds_text(len(runs))}",
+                    **style)
+            ax.fill_between(x, m - s, m + s, color=style["color"], alpha=0.2, lw=0)
+            drawn.append(m)
+            counts.append(len(runs))
             continue
         for seed, cell in sorted(zip(part["seed"], part["cell"]), key=lambda sc: natural_key(sc[0])):
-            ax.plot(np.arange(len(curves[cell])), curves[cell], lw=1, label=f"{label}, seed {seed}" if seeds else label)
-            lines += 1
+            ax.plot(np.arange(len(curves[cell])), curves[cell], lw=1, ms=4, markevery=marks_every(len(drawn)),
+                    label=f"{label}, seed {seed}" if seeds else label, **series_style(len(drawn)))
+            drawn.append(curves[cell])
+    lines = len(drawn)
     if logx:
         ax.set_xscale("symlog", linthresh=1)
-    if logy:
+    if log_values(drawn, logy):
         ax.set_yscale("log")
-    if lines <= 12:
-        outside_legend(ax, fontsize=7)
+    if lines <= 12 or mean:
+        outside_legend(ax, fontsize=7, title=spread_caption(counts) if mean else None)
     finish_figure(fig, ax, xlabel, key, title, output)
     return lines, key
 
 
 def plot_paths(roots: list[Path], y: str, x: str, *, by: str | None = None, logx: bool = False,
-               logy: bool = False, title: str | None = None, output: Path) -> int:
+               logy: bool | None = None, title: str | None = None, output: Path) -> int:
     """Draw a per-cell list metric ``y`` against the list metric ``x`` of the same record.
 
     E.g. the test error along a regularization path, ``error_path`` against ``gamma_path``: the
-    mean over seeds with ± std error bars; a curve that includes a cell that did not converge is
-    ringed in red.
+    mean over seeds with ± std error bars (the legend's title says so, :func:`spread_caption`); curves
+    differ in colour, marker and line style (:func:`series_style`); a curve that includes a cell that
+    did not converge is ringed in red.
 
     Parameters
     ----------
@@ -981,8 +1122,11 @@ def plot_paths(roots: list[Path], y: str, x: str, *, by: str | None = None, logx
     by : str or None
         One curve per value of this grid key or record field, in numeric order; None: one per
         experiment (named by its solver when there is one experiment).
-    logx, logy : bool
-        Log axes (x in base 2).
+    logx : bool
+        Log x axis (base 2).
+    logy : bool or None
+        Log value axis; None: when the means are positive and span more than :data:`LOG_DECADES`
+        decades (:func:`log_values`).
     title : str or None
         Figure title.
     output : Path
@@ -1016,21 +1160,23 @@ def plot_paths(roots: list[Path], y: str, x: str, *, by: str | None = None, logx
     df = pd.DataFrame(rows)
     curves = split_curves(df, [by] if by else (["experiment"] if df["experiment"].nunique() > 1 else []))
     fig, ax = plt.subplots(figsize=(5.5, 4))
-    for label, part in curves:
+    means = []
+    for k, (label, part) in enumerate(curves):
         runs = list(part["path"])
         xs = np.asarray(runs[0][0], dtype=float)
         if any(len(r[0]) != len(xs) or not np.allclose(r[0], xs) for r in runs):
             raise KernlearnError(f"plot path: the cells of '{label}' have different '{x}' paths; a mean needs one.")
         ys = np.array([r[1] for r in runs], dtype=float)
-        ax.errorbar(xs, ys.mean(0), yerr=ys.std(0), marker="o", ms=4, capsize=3,
-                    label=f"{label} {seeds_text(len(runs))}")
+        ax.errorbar(xs, ys.mean(0), yerr=ys.std(0), ms=5, capsize=3, label=f"{label} {seeds_text(len(runs))}",
+                    **series_style(k))
+        means.append(ys.mean(0))
         if any(r[2] for r in runs):
             ax.plot(xs, ys.mean(0), ls="none", marker="o", ms=11, mfc="none", mec="red", mew=1.2,
                     label=f"{MARK} not converged (certificate not met)")
     if logx:
         ax.set_xscale("log", base=2)
-    if logy:
+    if log_values(means, logy):
         ax.set_yscale("log")
-    outside_legend(ax)
+    outside_legend(ax, title=spread_caption(len(part) for _, part in curves))
     finish_figure(fig, ax, x, y, title, output)
     return len(curves)

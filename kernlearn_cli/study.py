@@ -212,7 +212,7 @@ def _table(r: _Reader, name: str, spec, experiments: dict) -> Table:
                  agg, r.text(spec.get("text"), f"{key}.text"))
 
 
-PLOT_OPTIONS = {"metric", "x", "by", "logx", "loglog"}
+PLOT_OPTIONS = {"metric", "x", "by", "logx", "loglog", "logy"}
 HISTORY_OPTIONS = {"key", "mean", "logx", "logy", "xlabel"}
 PATH_OPTIONS = {"y", "x", "by", "logx", "logy"}
 FIGURE_KINDS = {"plot": (PLOT_OPTIONS, {"metric"}), "history": (HISTORY_OPTIONS, set()),

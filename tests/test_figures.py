@@ -143,3 +143,68 @@ def test_legend_is_outside_the_axes_and_saved_whole(quick, drawn, tmp_path):
         assert box.x0 > data.x1 or box.y1 < data.y0 or box.x1 < data.x0 or box.y0 > data.y1
         width = struct.unpack(">I", (tmp_path / name).read_bytes()[16:20])[0]    # PNG IHDR width, 120 dpi
         assert width / 120 >= (box.x1 - data.x0) / fig.dpi
+
+
+# ---- issue 44, item 10: labels in words, error bars said, series told apart, log-y over decades ----
+
+def series(ax) -> list[tuple]:
+    """(colour, marker, line style) of each curve: an error-bar plot's data lines, else the plain lines."""
+    lines = [c.lines[0] for c in ax.containers] or ax.get_lines()
+    return [(line.get_color(), line.get_marker(), line.get_linestyle()) for line in lines]
+
+
+def test_axes_say_what_they_draw_and_the_legend_what_the_bars_are(quick, drawn, tmp_path):
+    root = quick / "results" / "quick_iris_burg"
+    df, _ = report.load_records([root], "plot")
+    report.plot_curves(df, "nmi", "constraints.count", None, output=tmp_path / "c.png")
+    report.plot_history([root], "dual_change", mean=True, output=tmp_path / "m.png")
+    report.plot_history([root], "dual_change", output=tmp_path / "h.png")
+    curves, mean, cells = (fig.axes[0] for fig in drawn)
+    assert (curves.get_xlabel(), curves.get_ylabel()) == ("number of constraints", "kernel k-means NMI (0–1)")
+    assert mean.get_ylabel() == cells.get_ylabel() == "relative dual change per sweep"
+    assert curves.get_legend().get_title().get_text() == "mean ± std over 3 seeds"
+    assert mean.get_legend().get_title().get_text() == "mean ± std over 3 seeds"
+    assert cells.get_legend().get_title().get_text() == ""                     # one line per cell: no spread
+    assert report.axis_label("seconds") == "solver wall time (s)" and report.axis_label("my.key") == "my.key"
+    assert report.spread_caption([3, 2, 3]) == "mean ± std over 2–3 seeds"
+    assert report.spread_caption([1, 1]) == "one seed each (no spread shown)"
+    assert_human([curves.get_xlabel(), curves.get_ylabel(), mean.get_ylabel()])
+
+
+def test_series_differ_in_marker_and_line_style(quick, drawn, tmp_path):
+    """Curves that coincide (tsuda2005 Fig. 3) stay apart: no two series share marker or line style
+    among the first four, and no two of the first 28 share both."""
+    root = quick / "results" / "quick_iris_burg"
+    df, _ = report.load_records([root], "plot")
+    report.plot_curves(df, "nmi", "constraints.count", "seed", output=tmp_path / "c.png")
+    report.plot_history([root], "dual_change", output=tmp_path / "h.png")
+    curves, cells = (series(fig.axes[0]) for fig in drawn)
+    assert len(curves) == 3 and len(cells) == 9 and len(set(cells)) == 9
+    for styles in (curves, cells[:4]):
+        assert len({m for _, m, _ in styles}) == len(styles) and len({ls for _, _, ls in styles}) == len(styles)
+    assert len({report.series_style(k)["marker"] + report.series_style(k)["ls"] for k in range(28)}) == 28
+    assert {c.lines[0].get_markerfacecolor() for c in drawn[0].axes[0].containers} == {"none"}    # open markers
+
+
+def test_plot_history_uses_log_y_where_values_span_decades(quick, drawn, inproc, tmp_path, monkeypatch):
+    """The README's ``plot-history --mean --logx``: dual_change falls over 4 decades, so the value axis is
+    logarithmic unless asked otherwise; a history with negative values stays linear."""
+    monkeypatch.chdir(quick)
+    assert inproc("plot-history", "results/quick_iris_burg", "--mean", "--logx", "-o", tmp_path / "a.png")[0] == 0
+    assert inproc("plot-history", "results/quick_iris_burg", "--mean", "--linear-y", "-o", tmp_path / "b.png")[0] == 0
+    assert inproc("plot", "results/quick_iris_burg", "-m", "nmi", "--logy", "-o", tmp_path / "c.png")[0] == 0
+    assert [fig.axes[0].get_yscale() for fig in drawn] == ["log", "linear", "log"]
+    for seed in range(2):
+        write_cell(tmp_path / "out", f"c{seed}", grid={}, seed=seed, history={"objective": [1e3, 1.0, -0.5 - seed]})
+    report.plot_history([tmp_path / "out"], "objective", output=tmp_path / "d.png")
+    assert drawn[-1].axes[0].get_yscale() == "linear"
+    assert report.log_values([[1e-4, 2.0]], None) and not report.log_values([[0.5, 20.0]], None)
+    assert not report.log_values([[1e-4, 2.0]], False)
+
+
+@pytest.mark.parametrize("suffix", [".png", ".svg", ".pdf"])
+def test_figures_are_the_same_bytes_for_the_same_inputs(quick, tmp_path, suffix):
+    root = quick / "results" / "quick_iris_burg"
+    for name in ("a", "b"):
+        report.plot_history([root], "dual_change", mean=True, logx=True, output=tmp_path / f"{name}{suffix}")
+    assert (tmp_path / f"a{suffix}").read_bytes() == (tmp_path / f"b{suffix}").read_bytes()
