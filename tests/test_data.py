@@ -340,6 +340,20 @@ def test_files_numeric_header_is_refused_or_taken_as_told(tmp_path, monkeypatch)
         user.files(features="words.csv", header=False)
 
 
+def test_files_refuses_a_label_table(tmp_path, monkeypatch):
+    """pandas' Series.to_csv() writes 'index,label' lines under a header: each line was one label, so every
+    point got a class of its own. A file whose every line holds a comma is refused."""
+    pd = pytest.importorskip("pandas")
+    monkeypatch.chdir(tmp_path)
+    np.save("x.npy", np.arange(12.0).reshape(4, 3))
+    for header in (True, False):               # header=False: 4 lines '0,0', '1,1', ... were 4 classes
+        pd.Series([0, 1, 0, 1]).to_csv("y.csv", header=header)
+        with pytest.raises(DataError, match=r"y.csv: every line holds a comma.*index=False, header=False"):
+            user.files(features="x.npy", labels="y.csv")
+    pd.Series([0, 1, 0, 1]).to_csv("y.csv", index=False, header=False)
+    assert user.files(features="x.npy", labels="y.csv").y.tolist() == [0, 1, 0, 1]
+
+
 def test_gyrb_like_has_gyrb_shape_and_near_identical_pairs():
     """52 points of 3 species; each near-duplicate pair is a same-species pair ~offset^2 apart
     (squared), far below the other within-species distances; same parameters, same bits."""
