@@ -223,8 +223,8 @@ def reproduce(paper: str = typer.Argument(..., help="A paper (kulis2006, tsuda20
                         max_array_size=max_array_size, echo=_echo_err, show=typer.echo, deadline=deadline,
                         rerun=tuple(rerun), merge_from=tuple(merge))
     if failed:
-        raise KernlearnError(f"{len(failed)} cell(s) failed (each reason is in its failed.json; their entries are "
-                             f"missing from the tables); the first: {failed[0]}")
+        raise KernlearnError(f"{len(failed)} cell(s) failed (each reason is printed above and kept in its "
+                             f"failed.json; their entries are missing from the tables); the first: {failed[0]}")
 
 
 @app.command()

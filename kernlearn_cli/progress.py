@@ -230,7 +230,8 @@ class RunProgress:
     def cell(self, cell, record: dict | None, error: str | None, describe) -> None:
         """A cell came back: ``record`` None and no error means it was already finished."""
         if error is not None:
-            self.failed.append(f"[{cell.index}] {cell.id} (seed {cell.seed}): {error}")
+            # the long reason is said once, below; the list keeps the kind ("infeasible (certified)", ...)
+            self.failed.append(f"[{cell.index}] {cell.id} (seed {cell.seed}): {error.partition(': ')[0]}")
         elif record is None:
             self.skipped += 1
         else:

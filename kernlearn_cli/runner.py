@@ -310,8 +310,9 @@ def warn_stale(cells: Sequence[Cell], out: Path, force: bool) -> None:
 
 def failed_error(failed: list[str]) -> KernlearnError:
     """The error ``kernlearn run`` exits with when cells failed (``failed`` as ``run_config`` returns it)."""
-    return KernlearnError(f"{len(failed)} cell(s) failed and wrote no result (each reason is in its "
-                          f"failed.json; the other cells are finished and in the table); the first: {failed[0]}")
+    return KernlearnError(f"{len(failed)} cell(s) failed and wrote no result (each reason is printed above and "
+                          f"kept in its failed.json; the other cells are finished and in the table); the first: "
+                          f"{failed[0]}")
 
 
 def run_with_progress(cfg: dict, cells, out: Path, where: str, *, jobs: int, force: bool, verbose: int,

@@ -271,7 +271,8 @@ def test_files_loader(tmp_path, monkeypatch):
     ({}, "exactly one", ConfigError),
     ({"features": "x.npy", "kernel": "k.npy"}, "exactly one", ConfigError),
     ({"features": "missing.npy"}, "missing.npy not found", DataError),
-    ({"features": "x.txt"}, r"valid: \.npy, \.csv", DataError),
+    ({"features": "x.dat"}, r"valid: \.npy, \.csv, \.txt", DataError),
+    ({"features": "x.npy", "header": True}, "a .npy array has neither", ConfigError),
     ({"kernel": "x.csv"}, r"valid: \.npy", DataError),
     ({"features": "v.npy"}, "2-D", DataError),
     ({"features": "bad.csv"}, r"'oops' at row 1, column 2", DataError),
@@ -282,7 +283,7 @@ def test_files_loader_errors(tmp_path, monkeypatch, kwargs, match, error):
     monkeypatch.chdir(tmp_path)
     X = np.arange(12.0).reshape(4, 3)
     np.save("x.npy", X)
-    Path("x.txt").write_text("1 2\n")
+    Path("x.dat").write_text("1 2\n")
     Path("x.csv").write_text("1,2\n")
     np.save("v.npy", np.ones(4))
     Path("bad.csv").write_text("1,2,3\n4,5,oops\n")
@@ -291,6 +292,66 @@ def test_files_loader_errors(tmp_path, monkeypatch, kwargs, match, error):
     Path("short.txt").write_text("a\nb\nc\n")
     with pytest.raises(error, match=match):
         user.files(**kwargs)
+
+
+def test_files_reads_txt_features(tmp_path, monkeypatch):
+    """README and ``embed --help`` name .txt features: whitespace- or comma-delimited, as read_matrix reads text."""
+    monkeypatch.chdir(tmp_path)
+    X = np.random.default_rng(0).normal(size=(5, 3))
+    np.savetxt("ws.txt", X)
+    np.savetxt("comma.txt", X, delimiter=",", header="a,b,c", comments="")
+    for name in ("ws.txt", "comma.txt"):
+        assert np.array_equal(user.files(features=name).X, X)
+
+
+def test_files_refuses_pandas_index_column_unless_told(tmp_path, monkeypatch):
+    """``DataFrame.to_csv()`` writes its index as a first column under an empty header field: read as a
+    feature it changes every distance (iris k-NN 0.970 -> 0.986). Refused, or dropped when told."""
+    pd = pytest.importorskip("pandas")
+    monkeypatch.chdir(tmp_path)
+    X = np.random.default_rng(1).normal(size=(6, 3))
+    pd.DataFrame(X, columns=["a", "b", "c"]).to_csv("named.csv")
+    pd.DataFrame(X).to_csv("numbered.csv")                        # header ',0,1,2'
+    pd.DataFrame(X).iloc[::-1].to_csv("shuffled.csv")            # index 5, 4, ..., 0
+    for name in ("named.csv", "numbered.csv", "shuffled.csv"):
+        with pytest.raises(DataError, match=r"empty field.*to_csv\(path, index=False\).*index_column: true"):
+            user.files(features=name)
+    assert np.array_equal(user.files(features="named.csv", index_column=True).X, X)
+    assert np.array_equal(user.files(features="numbered.csv", index_column=True).X, X)
+    as_feature = user.files(features="named.csv", index_column=False).X
+    assert np.array_equal(as_feature, np.column_stack([np.arange(6.0), X]))
+
+
+def test_files_numeric_header_is_refused_or_taken_as_told(tmp_path, monkeypatch):
+    """A first line 0,1,...,d-1 (to_csv(index=False) of unnamed columns) was read as data, and the error then
+    blamed the labels file ('4 labels for 5 points'). No row is dropped on a guess: refused, or as told."""
+    pd = pytest.importorskip("pandas")
+    monkeypatch.chdir(tmp_path)
+    X = np.random.default_rng(2).normal(size=(4, 3))
+    pd.DataFrame(X).to_csv("x.csv", index=False)
+    Path("y.txt").write_text("a\nb\na\nb\n")
+    with pytest.raises(DataError, match=r"x.csv: the first line '0,1,2' holds the column numbers.*header: true.*"
+                                        r"header: false"):
+        user.files(features="x.csv", labels="y.txt")
+    assert np.array_equal(user.files(features="x.csv", labels="y.txt", header=True).X, X)
+    assert np.array_equal(user.files(features="x.csv", header=False).X, np.vstack([[0.0, 1.0, 2.0], X]))
+    Path("words.csv").write_text("a,b,c\n" + "\n".join(",".join(map(repr, r)) for r in X))
+    with pytest.raises(DataError, match="non-numeric value 'a' at row 0"):
+        user.files(features="words.csv", header=False)
+
+
+def test_files_refuses_a_label_table(tmp_path, monkeypatch):
+    """pandas' Series.to_csv() writes 'index,label' lines under a header: each line was one label, so every
+    point got a class of its own. A file whose every line holds a comma is refused."""
+    pd = pytest.importorskip("pandas")
+    monkeypatch.chdir(tmp_path)
+    np.save("x.npy", np.arange(12.0).reshape(4, 3))
+    for header in (True, False):               # header=False: 4 lines '0,0', '1,1', ... were 4 classes
+        pd.Series([0, 1, 0, 1]).to_csv("y.csv", header=header)
+        with pytest.raises(DataError, match=r"y.csv: every line holds a comma.*index=False, header=False"):
+            user.files(features="x.npy", labels="y.csv")
+    pd.Series([0, 1, 0, 1]).to_csv("y.csv", index=False, header=False)
+    assert user.files(features="x.npy", labels="y.csv").y.tolist() == [0, 1, 0, 1]
 
 
 def test_gyrb_like_has_gyrb_shape_and_near_identical_pairs():

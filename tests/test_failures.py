@@ -78,6 +78,10 @@ def bad_cases(tmp_path):
     with_grid = lambda *args: (write_config(tmp_path / "cfg.yaml", grid={"constraints.count": [10, 30],  # noqa: E731
                                                                          "seed": "range(2)"}), list(args), {})
 
+    def csv_text(text: str):
+        (tmp_path / "cons.csv").write_text(text)
+        return {"name": "from_file", "path": str(tmp_path / "cons.csv")}
+
     def raw(text: bytes, name="raw.yaml"):
         (tmp_path / name).write_bytes(text)
         return tmp_path / name, [], {}
@@ -102,8 +106,22 @@ def bad_cases(tmp_path):
         "non-psd kernel": (lambda: cfg(dataset={"name": "files", "kernel": npy(tmp_path, "K", np.diag([1.0] * 19 + [-1.0])),
                                                 "labels": npy(tmp_path, "y", Y_OK)},
                                        kernel={"name": "precomputed"}), "eigenvalue is -1"),
-        "empty constraints": (lambda: cfg(dataset=files(tmp_path, X_OK), constraints=csv_constraints(tmp_path, [])),
-                              "constraint set is empty"),
+        "header-only constraints": (lambda: cfg(dataset=files(tmp_path, X_OK), constraints=csv_constraints(tmp_path, [])),
+                                    f"constraints file '{tmp_path / 'cons.csv'}' has the header 'i,j,kind,bound' but no rows"),
+        "empty constraints file": (lambda: cfg(dataset=files(tmp_path, X_OK), constraints=csv_text("")),
+                                   "cons.csv' is empty; it must start with the header line 'i,j,kind,bound'"),
+        "repeated constraint": (lambda: cfg(dataset=files(tmp_path, X_OK), constraints=csv_constraints(
+                                    tmp_path, ["0,1,dist_le,1.0", "2,3,dist_ge,2", "1,0,dist_le,1"])),
+                                "cons.csv': line 4 repeats line 2 (the same pair (in either order), kind and bound)"),
+        "repeated triplet": (lambda: cfg(dataset=files(tmp_path, X_OK), solver={"name": "trin"},
+                                         constraints=csv_text("i,j,k\n0,5,9\n1,2,3\n0,5,9\n")),
+                             "cons.csv': line 4 repeats line 2 (the same triplet i,j,k)"),
+        "negative distance bound": (lambda: cfg(dataset=files(tmp_path, X_OK),
+                                                constraints=csv_constraints(tmp_path, ["0,1,dist_le,-1"])),
+                                    "row 2: bound -1 on a squared distance ('dist_le'); a squared distance is never"),
+        "one-based constraints": (lambda: cfg(dataset=files(tmp_path, X_OK), constraints=csv_constraints(
+                                      tmp_path, ["1,2,dist_le,1.0", "3,20,dist_ge,2.0"])),
+                                  "this file looks 1-based (min index 1, max 20 = n): subtract 1 from every index"),
         "max_sweeps 0": (lambda: with_args("--set", "solver.max_sweeps=0"), "solver.max_sweeps: expected an int in [1, inf), got 0."),
         "set not yaml": (lambda: with_args("--set", "solver.tol=[1,"), "--set 'solver.tol=[1,': not valid YAML"),
         "set without =": (lambda: with_args("--set", "solver.tol"), "expected KEY=VALUE"),
@@ -162,6 +180,33 @@ def test_bad_rerun_leaves_finished_results_untouched(tmp_path, inproc, finished,
     code, _, stderr = inproc("run", cfg, "--out", copy, *args)
     assert code == 2 and message in stderr and "Traceback" not in stderr
     assert snapshot(copy) == before
+
+
+@pytest.mark.parametrize("solver", ["burg", "von_neumann"])
+def test_zero_distance_bound_is_a_data_error_said_once(tmp_path, inproc, solver):
+    """dist_le 0 between points apart under K0 asks them to coincide, which no kernel of K0's rank and range
+    (LogDet, von Neumann) does: a data error naming it before any sweep (was: a "solver breakdown"), and the
+    failed cell's reason is printed once (was: in its FAILED line and again in the final error)."""
+    cfg = write_config(tmp_path / "c.yaml", dataset=files(tmp_path, X_OK), solver={"name": solver},
+                       constraints=csv_constraints(tmp_path, ["0,1,dist_le,0", "2,3,dist_ge,1.0"]))
+    code, stdout, stderr = inproc("run", cfg, "--out", tmp_path / "out")
+    reason = f"solver '{solver}': constraint #0 (dist_le between points 0 and 1, bound 0) asks a squared distance of 0"
+    assert code == 2 and (stdout + stderr).count(reason) == 1, stdout + stderr
+    assert "breakdown" not in stdout + stderr
+    assert stderr.count("kernlearn: error:") == 1 and "the first: [0] cell_" in stderr and ": data error" in stderr
+    failed = json.loads(next((tmp_path / "out").glob("*/failed.json")).read_text())
+    assert failed["kind"] == "data error" and reason in failed["error"]
+
+
+def test_failed_cell_reason_is_printed_once(tmp_path, inproc):
+    """A failed cell's long reason is in its FAILED line only; the final error names the cell and the kind."""
+    cfg = write_config(tmp_path / "c.yaml", dataset=files(tmp_path, X_OK),
+                       constraints=csv_constraints(tmp_path, ["0,1,sim_le,1.0", "2,3,dist_ge,1.0"]))
+    code, stdout, stderr = inproc("run", cfg, "--out", tmp_path / "out")
+    reason = "solver.slack < inf supports distance constraints and diagonal similarity constraints"
+    assert code == 2 and (stdout + stderr).count(reason) == 1, stdout + stderr
+    assert stderr.count("kernlearn: error:") == 1 and "printed above" in stderr
+    assert stderr.rstrip().endswith("(seed 0): data error"), stderr
 
 
 def test_failed_run_does_not_lock_the_folder(tmp_path, inproc):

@@ -365,7 +365,8 @@ DATASET_ALTERNATIVES = {
     "gyrb_like": {"n": 40, "classes": 2, "dim": 5, "near_duplicates": 4, "offset": 0.01, "seed": 1},
     "pendigits": {"digits": [1, 2], "n": 100, "subset_seed": 1},
     "two_gaussians": {"n": 50, "dim": 5, "seed": 1},
-    "files": {"features": "b.csv", "labels": "b.txt", "kernel": "k.npy"},
+    "files": {"features": "b.csv", "labels": "b.txt", "kernel": "k.npy", "header": True,
+              "index_column": True},
     "gyrb": {"path": "other"},
 }
 #: Datasets whose settings name the user's files (checked by tests/test_data.py with real files).

@@ -100,8 +100,8 @@ def test_from_file_triplets(tmp_path):
     assert C.has_triplets
     assert (C.i.tolist(), C.j.tolist(), C.k.tolist()) == ([0, 5], [1, 3], [2, 4])
     assert C.kind_names() == ["triplet"] * 2 and C.bound.tolist() == [0.0, 0.0]
-    empty = from_file(_ds(), None, rng=_rng(), path=_file(tmp_path, "i,j,k\n"))
-    assert len(empty) == 0 and empty.has_triplets
+    with pytest.raises(DataError, match=r"trip.csv' has the header 'i,j,k' but no rows"):
+        from_file(_ds(), None, rng=_rng(), path=_file(tmp_path, "i,j,k\n"))
 
 
 @pytest.mark.parametrize("rows, message", [

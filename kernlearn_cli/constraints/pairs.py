@@ -219,23 +219,34 @@ def from_file(ds, G_ref, *, rng, path: str) -> Constraints:
     triplets can use them.
 
     Indices are 0-based rows of the dataset.  Error messages name the file and the 1-based data
-    row (the first row after the header is data row 1, line 2 of the file).
+    row (the first row after the header is data row 1, line 2 of the file).  Refused, naming the
+    file: an empty file, a header without rows, a row repeating another (the same pair, either
+    order, kind and bound; or the same triplet), a negative ``dist_le`` / ``dist_eq`` bound (a
+    squared distance is never negative), an index out of range (with a hint when the file looks
+    1-based: no index 0 and a largest index of n).
     """
     import pandas as pd
 
     p = Path(path)
     if not p.is_file():
         raise DataError(f"constraints.path: file '{path}' not found.")
+    if not p.read_bytes().strip():
+        raise DataError(f"constraints file '{path}' is empty; it must start with the header line 'i,j,kind,bound' "
+                        f"(pairs) or 'i,j,k' (triplets), then hold one constraint per line.")
     try:
         df = pd.read_csv(p, dtype=str, keep_default_na=False)
     except Exception as exc:  # noqa: BLE001 - any parse failure is the user's file
         raise DataError(f"constraints file '{path}': cannot be read as CSV ({exc}).") from None
     header = [str(c) for c in df.columns]
-    if header == ["i", "j", "k"]:
-        return _triplets_from_frame(df, path, ds)
-    if header != ["i", "j", "kind", "bound"]:
+    if header not in (["i", "j", "kind", "bound"], ["i", "j", "k"]):
         raise DataError(f"constraints file '{path}': header must be 'i,j,kind,bound' (pairs) or 'i,j,k' "
                         f"(triplets), got '{','.join(header)}'.")
+    if len(df) == 0:
+        example = "0,1,dist_le,1.5" if len(header) == 4 else "0,5,9"
+        raise DataError(f"constraints file '{path}' has the header '{','.join(header)}' but no rows; add one "
+                        f"constraint per line after it (e.g. '{example}').")
+    if header == ["i", "j", "k"]:
+        return _triplets_from_frame(df, path, ds)
     ij = _integer_columns(df, ["i", "j"], path)
     bad_kind = ~df["kind"].isin(PAIR_KINDS)
     if bad_kind.any():
@@ -248,18 +259,52 @@ def from_file(ds, G_ref, *, rng, path: str) -> Constraints:
     if not np.all(np.isfinite(bound)):
         row = int(np.flatnonzero(~np.isfinite(bound))[0])
         raise DataError(f"constraints file '{path}', row {row + 2}: bound '{df['bound'].iloc[row]}' is not a finite number.")
-    out = (ij < 0) | (ij >= ds.n)
-    if out.any():
-        row = int(np.flatnonzero(out.any(axis=1))[0])
-        raise DataError(f"constraints file '{path}', row {row + 2}: index {ij[row][out[row]][0]} is out of range; "
-                        f"dataset '{ds.name}' has {ds.n} points (valid indices 0..{ds.n - 1}).")
+    negative = df["kind"].isin(["dist_le", "dist_eq"]).to_numpy() & (bound < 0)
+    if negative.any():
+        row = int(np.flatnonzero(negative)[0])
+        raise DataError(f"constraints file '{path}', row {row + 2}: bound {df['bound'].iloc[row]} on a squared distance "
+                        f"('{df['kind'].iloc[row]}'); a squared distance is never negative, so no kernel meets it. "
+                        f"Give a bound >= 0.")
+    _check_range(ij, path, ds)
     self_dist = (ij[:, 0] == ij[:, 1]) & df["kind"].str.startswith("dist").to_numpy()
     if self_dist.any():
         row = int(np.flatnonzero(self_dist)[0])
         raise DataError(f"constraints file '{path}', row {row + 2}: i = j = {ij[row, 0]} in a distance constraint "
                         f"('{df['kind'].iloc[row]}'); the distance of a point to itself is always 0. A distance "
                         f"constraint needs two different points (sim_* rows may use i = j: K_ii).")
+    pairs = zip(ij.min(axis=1).tolist(), ij.max(axis=1).tolist(), df["kind"].tolist(), bound.tolist())
+    _refuse_repeats(pairs, path, "the same pair (in either order), kind and bound")
     return replace(Constraints.from_lists(ij[:, 0], ij[:, 1], df["kind"].tolist(), bound), files=input_files(p))
+
+
+def _one_based_hint(idx: np.ndarray, n: int) -> str:
+    """A sentence for an out-of-range message when the indices ``idx`` of a file look 1-based
+    (none is 0 or below, the largest is ``n``), else ''."""
+    lo, hi = int(idx.min()), int(idx.max())
+    return (f" Indices are 0-based; this file looks 1-based (min index {lo}, max {hi} = n): subtract 1 from "
+            f"every index." if lo >= 1 and hi == n else "")
+
+
+def _check_range(idx: np.ndarray, path: str, ds) -> None:
+    """Refuse an index outside 0..n-1, naming its row (file line) (and :func:`_one_based_hint`)."""
+    out = (idx < 0) | (idx >= ds.n)
+    if out.any():
+        row = int(np.flatnonzero(out.any(axis=1))[0])
+        raise DataError(f"constraints file '{path}', row {row + 2}: index {idx[row][out[row]][0]} is out of range; "
+                        f"dataset '{ds.name}' has {ds.n} points (valid indices 0..{ds.n - 1})."
+                        f"{_one_based_hint(idx, ds.n)}")
+
+
+def _refuse_repeats(keys, path: str, same: str) -> None:
+    """Refuse the first row whose key (one per data row, in file order) an earlier row has,
+    naming both file lines (data row r is line r + 2)."""
+    seen: dict = {}
+    for r, key in enumerate(keys):
+        first = seen.setdefault(key, r)
+        if first != r:
+            raise DataError(f"constraints file '{path}': line {r + 2} repeats line {first + 2} ({same}). Each "
+                            f"constraint must appear once: a repeated one counts twice (in a slack penalty or "
+                            f"a loss, and in the constraint count). Remove line {r + 2}.")
 
 
 def _integer_columns(df, cols: list[str], path: str, rows: str = "row") -> np.ndarray:
@@ -293,7 +338,8 @@ def _triplets_from_frame(df, path: str, ds) -> Constraints:
         if out[r].any():
             col = "ijk"[int(np.flatnonzero(out[r])[0])]
             raise DataError(f"{where}: {col} = {int(ijk[r][out[r]][0])} is out of range; dataset '{ds.name}' has "
-                            f"{ds.n} points (valid indices 0..{ds.n - 1}).")
+                            f"{ds.n} points (valid indices 0..{ds.n - 1}).{_one_based_hint(ijk, ds.n)}")
         raise DataError(f"{where}: triplet (i, j, k) = ({i}, {j}, {k}) repeats an index; the anchor i, the "
                         "out-of-class point j and the in-class point k must be three different points.")
+    _refuse_repeats(map(tuple, ijk.tolist()), path, "the same triplet i,j,k")
     return replace(Constraints.triplets(ijk[:, 0], ijk[:, 1], ijk[:, 2]), files=input_files(path))

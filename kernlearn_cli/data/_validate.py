@@ -130,7 +130,9 @@ def label_lines(text: str, where: str) -> np.ndarray:
     Raises
     ------
     DataError
-        At the first blank line before the last label, naming its 1-based line.
+        At the first blank line before the last label, naming its 1-based line; or when every
+        line holds a comma: a table (e.g. pandas' ``Series.to_csv()``, index and label on each
+        line), not one label per line.
     """
     lines = [line.strip() for line in text.splitlines()]
     while lines and not lines[-1]:
@@ -139,6 +141,11 @@ def label_lines(text: str, where: str) -> np.ndarray:
         raise DataError(f"{where}: line {lines.index('') + 1} is blank; a label file holds one label per "
                         f"line, in row order, with no blank lines (only blank lines after the last label "
                         f"are ignored). Remove the line, or put the missing label on it.")
+    if lines and all("," in line for line in lines):
+        raise DataError(f"{where}: every line holds a comma (line 1: {lines[0]!r}, line {len(lines)}: "
+                        f"{lines[-1]!r}): a table, not one label per line (pandas' Series.to_csv() writes the "
+                        f"index and a header too). Write the labels alone, one per line: "
+                        f"to_csv(path, index=False, header=False), or numpy.savetxt(path, y, fmt='%s').")
     return np.array(lines, dtype=str)
 
 

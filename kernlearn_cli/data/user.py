@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Literal
 
 import numpy as np
 
@@ -51,20 +52,87 @@ def _split(line: str) -> list[str]:
     return [c.strip() for c in (line.split(",") if "," in line else line.split())]
 
 
-def read_matrix(path: Path) -> np.ndarray:
+#: How a text matrix's first line and first column are read: True, False, or "auto" (detected).
+Layout = bool | Literal["auto"]
+
+
+def _header(rows: list[list[str]], header: Layout, where: str) -> tuple[list[list[str]], list[str] | None]:
+    """Split the header off the split lines ``rows`` of a text matrix: (data rows, header or None).
+
+    ``header="auto"`` takes the first line for a header when it holds no number, or when its
+    first field is empty (the unnamed row index of ``DataFrame.to_csv()``), and refuses a first
+    line holding exactly the column numbers ``0,1,...,d-1`` (what ``to_csv()`` writes for
+    unnamed columns): a header or a data row cannot be told apart there, and no row is dropped
+    on a guess.
+    """
+    if not rows or header is False:
+        return rows, None
+    first = rows[0]
+    if header is True or not any(map(is_number, first)) or (first[0] == "" and len(first) > 1):
+        return rows[1:], first
+    if len(first) > 1 and first == [str(k) for k in range(len(first))]:
+        raise DataError(f"{where}: the first line '{','.join(first)}' holds the column numbers 0..{len(first) - 1}, "
+                        f"the header pandas' DataFrame.to_csv() writes for unnamed columns, and could as well be a "
+                        f"row of data. Say which: set the dataset's header: true to skip the line as a header, or "
+                        f"header: false to read it as the first row of data.")
+    return rows, None
+
+
+def _index_column(rows: list[list[str]], names: list[str] | None, index_column: Layout,
+                  where: str) -> list[list[str]]:
+    """Drop the first column of ``rows`` when it is a row index (``index_column=True``); with
+    ``"auto"``, refuse a header whose first field is empty (a ``DataFrame.to_csv()`` index)."""
+    if index_column is True:
+        if any(len(row) < 2 for row in rows):
+            raise DataError(f"{where}: index_column: true drops the first column, but a row has a single field.")
+        return [row[1:] for row in rows]
+    if index_column == "auto" and names is not None and len(names) > 1 and names[0] == "":
+        shown = ", ".join(row[0] for row in rows[:3]) + (", ..." if len(rows) > 3 else "")
+        raise DataError(f"{where}: the header line starts with an empty field, and the first column holds "
+                        f"{shown}: the layout of pandas' DataFrame.to_csv() with its default index=True, whose "
+                        f"first column is the row index, not a feature (read as one, it changes every distance). "
+                        f"Write the file with to_csv(path, index=False), or set the dataset's index_column: true to "
+                        f"drop the first column (index_column: false reads it as a feature).")
+    return rows
+
+
+def read_matrix(path: Path, *, header: Layout = "auto", index_column: Layout = "auto") -> np.ndarray:
     """Read a 2-D numeric array from ``.npy`` or from text (comma- or whitespace-delimited).
 
-    In text files blank lines are ignored and a first line holding no number at
-    all is taken as a header and skipped.
+    In text files blank lines are ignored; a line holding a comma is split at commas, any
+    other at whitespace.
+
+    Parameters
+    ----------
+    path : Path
+        ``.npy``, or text (``.csv``, ``.txt``).
+    header : bool or "auto"
+        Text only. True: the first line is a header (skipped); False: every line is data;
+        "auto": a first line holding no number, or starting with an empty field, is a header,
+        and a first line ``0,1,...,d-1`` is refused (header or data: say which).
+    index_column : bool or "auto"
+        Text only. True: the first column is a row index (dropped); False: it is a feature;
+        "auto": a feature, but a header starting with an empty field (pandas' ``to_csv()``
+        with its default ``index=True``) is refused.
+
+    Raises
+    ------
+    DataError
+        An unreadable or non-numeric file, or a layout "auto" refuses, naming the file.
+    ConfigError
+        ``header`` or ``index_column`` given for a ``.npy`` file.
     """
     if path.suffix.lower() == ".npy":
+        if (header, index_column) != ("auto", "auto"):
+            raise ConfigError(f"{path}: header and index_column describe text files (.csv, .txt); a .npy array "
+                              f"has neither. Remove them from the dataset settings.")
         A = _load_npy(path)
         if A.dtype.kind not in "biuf":
             raise DataError(f"{path}: expected an array of numbers, got dtype {A.dtype}.")
     else:
         rows = [_split(line) for line in path.read_text().splitlines() if line.strip()]
-        if rows and not any(map(is_number, rows[0])):
-            rows = rows[1:]
+        rows, names = _header(rows, header, str(path))
+        rows = _index_column(rows, names, index_column, str(path))
         A = to_float(rectangular(rows, str(path)), str(path))
     if A.ndim != 2:
         raise DataError(f"{path}: expected a 2-D array (n rows), got shape {A.shape}.")
@@ -134,11 +202,12 @@ def gyrb(*, path: str = "") -> Dataset:
 
 
 @datasets.register("files")
-def files(*, features: str = "", labels: str = "", kernel: str = "") -> Dataset:
+def files(*, features: str = "", labels: str = "", kernel: str = "", header: Layout = "auto",
+          index_column: Layout = "auto") -> Dataset:
     """Your own data: a feature matrix or a precomputed kernel, with optional labels.
 
-    Give exactly one of ``features`` (``.npy``, or ``.csv`` comma-delimited without
-    header; a first line of non-numbers is skipped as a header) or ``kernel``
+    Give exactly one of ``features`` (``.npy``, or text: ``.csv`` / ``.txt``, comma- or
+    whitespace-delimited, read by :func:`read_matrix` as ``header`` and ``index_column`` say) or ``kernel``
     (``.npy``, n x n; square, symmetric, PSD). ``labels`` (``.npy``, or ``.csv`` /
     ``.txt`` with one label per line in row order, no header and no blank line
     before the last label) may be integers or strings, but all numbers or all
@@ -154,19 +223,27 @@ def files(*, features: str = "", labels: str = "", kernel: str = "") -> Dataset:
         Path of the n labels (optional), one per line in a text file.
     kernel : str
         Path of an n x n kernel matrix.
+    header : bool or "auto"
+        Text features: true, the first line is a header; false, it is data; auto (default), a
+        first line of non-numbers (or starting with an empty field) is a header, and a first line
+        ``0,1,...,d-1`` is refused.
+    index_column : bool or "auto"
+        Text features: true, the first column is a row index and is dropped; false, it is a
+        feature; auto (default), a feature, but pandas' ``to_csv()`` layout (a header starting
+        with an empty field) is refused.
     """
     if bool(features) == bool(kernel):
-        raise ConfigError("dataset 'files': give exactly one of 'features' (a .npy or .csv n x d "
+        raise ConfigError("dataset 'files': give exactly one of 'features' (a .npy, .csv or .txt n x d "
                           "matrix) or 'kernel' (a .npy n x n matrix).")
     meta = {}
     X = K = None
     if features:
-        path = _existing(features, "features", (".npy", ".csv"))
-        X = check_features(read_matrix(path), f"dataset 'files' ({path})")
+        path = _existing(features, "features", (".npy", ".csv", ".txt"))
+        X = check_features(read_matrix(path, header=header, index_column=index_column), f"dataset 'files' ({path})")
         meta["features"] = str(path)
     else:
         path = _existing(kernel, "kernel", (".npy",))
-        K = check_kernel(read_matrix(path), f"dataset 'files' ({path})")
+        K = check_kernel(read_matrix(path, header=header, index_column=index_column), f"dataset 'files' ({path})")
         meta["kernel"] = str(path)
     y = classes = None
     if labels:

@@ -31,7 +31,7 @@ import numpy as np
 import scipy.linalg as sla
 from numba import njit
 
-from ..errors import ConfigError, InfeasibleError, SolverError
+from ..errors import ConfigError, DataError, InfeasibleError, SolverError
 from ..linalg import eigh
 from ..params import Interval
 from ..types import KIND_CODE, KINDS, Constraints
@@ -414,3 +414,34 @@ def require_constraints(name: str, constraints: Constraints) -> None:
     """A cyclic Bregman solver needs at least one constraint to project onto."""
     if len(constraints) == 0:
         raise ConfigError(f"solver '{name}' needs at least one constraint, but the constraint set is empty.")
+
+
+def refuse_zero_distances(name: str, G0: np.ndarray, constraints: Constraints) -> None:
+    """Refuse a squared distance bound of 0 (``dist_le``, ``dist_eq``) between two points apart under K0.
+
+    Such a bound asks the two points to coincide. The LogDet (``burg``) and von Neumann
+    divergences are finite only on kernels of K0's range and rank, K = G0 B B^T G0^T with B
+    invertible, where g0_i - g0_j != 0 gives a positive distance: no kernel the solver reaches
+    meets the bound (the projections break down). Points that coincide under K0 (distance at
+    most 1e-12 times the mean squared row norm of G0, rounding) meet it already and pass.
+
+    Raises
+    ------
+    DataError
+        Naming the first such constraint and the two points' distance under K0.
+    """
+    zero = np.isin(constraints.kind, [KIND_CODE["dist_le"], KIND_CODE["dist_eq"]]) & (constraints.bound == 0)
+    if not zero.any():
+        return
+    G0 = np.asarray(G0, dtype=np.float64)
+    q = np.flatnonzero(zero)
+    diff = G0[constraints.i[q]] - G0[constraints.j[q]]
+    d0 = np.einsum("ij,ij->i", diff, diff)
+    apart = d0 > 1e-12 * float(np.einsum("ij,ij->", G0, G0)) / max(len(G0), 1)
+    if apart.any():
+        k = int(np.flatnonzero(apart)[0])
+        raise DataError(f"solver '{name}': {describe(constraints, int(q[k]))} asks a squared distance of 0, i.e. that "
+                        f"the two points coincide; they are {d0[k]:.6g} apart under K0, and {name} (a Bregman "
+                        f"divergence finite only on kernels of K0's rank and range) keeps points apart that are "
+                        f"apart in K0, so no kernel it reaches meets this bound. Give a positive bound (e.g. a "
+                        f"fraction of {d0[k]:.3g}), or remove the constraint.")

@@ -42,7 +42,7 @@ from ..types import Constraints, SolverResult
 from . import _burg_kernels as _k
 from ..params import Positive, PositiveInt
 from ._cyclic import (InRange, Slack, bregman_certificate, describe, hard_else_slack, infeasibility_certificate,
-                      relative_violations, require_constraints, run_sweeps, signs)
+                      refuse_zero_distances, relative_violations, require_constraints, run_sweeps, signs)
 from .protocol import finish
 
 
@@ -147,6 +147,7 @@ def burg(G0: np.ndarray, constraints: Constraints, *, tol: Positive = 1e-3, feas
                                certify_every=certify_every, callback=callback),
             slack, slack_if_infeasible, "burg")
     require_constraints("burg", constraints)
+    refuse_zero_distances("burg", G0, constraints)
     is_dist = np.isin(constraints.kind, [0, 1, 4])
     if slack != float("inf"):
         rank2 = ~is_dist & (constraints.i != constraints.j)

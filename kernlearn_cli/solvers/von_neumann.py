@@ -52,7 +52,7 @@ from ..types import KIND_CODE, Constraints, SolverResult
 from . import _von_neumann_kernels as _k
 from ..params import Positive, PositiveInt
 from ._cyclic import (InRange, Slack, bregman_certificate, describe, hard_else_slack, infeasibility_certificate,
-                      relative_violations, require_constraints, run_sweeps, signs)
+                      refuse_zero_distances, relative_violations, require_constraints, run_sweeps, signs)
 from .protocol import finish
 
 
@@ -160,6 +160,7 @@ def von_neumann(G0: np.ndarray, constraints: Constraints, *, tol: Positive = 1e-
                                certify_every=certify_every, callback=callback),
             slack, slack_if_infeasible, "von_neumann")
     require_constraints("von_neumann", constraints)
+    refuse_zero_distances("von_neumann", G0, constraints)
     if slack != float("inf") and np.any(constraints.bound <= 0):
         raise DataError("solver.slack < inf needs positive bounds; found "
                           f"{describe(constraints, int(np.flatnonzero(constraints.bound <= 0)[0]))}.")
