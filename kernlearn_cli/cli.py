@@ -67,7 +67,9 @@ def slurm(config: Path = typer.Argument(..., help="YAML experiment config."),
           partition: Optional[str] = typer.Option(None, "--partition", help="#SBATCH --partition."),
           time: Optional[str] = typer.Option(None, "--time", help="#SBATCH --time, e.g. 01:00:00."),
           mem: Optional[str] = typer.Option(None, "--mem", help="#SBATCH --mem, e.g. 4G."),
-          cpus: int = typer.Option(1, "--cpus-per-task", help="#SBATCH --cpus-per-task."),
+          cpus: int = typer.Option(1, "--cpus-per-task", help="#SBATCH --cpus-per-task; a task of several cells "
+                                                              "runs that many at once (--jobs), a task of one cell "
+                                                              "gives them to BLAS (docs/cluster.md)."),
           account: Optional[str] = typer.Option(None, "--account", help="#SBATCH --account."),
           qos: Optional[str] = typer.Option(None, "--qos", help="#SBATCH --qos."),
           sbatch_arg: List[str] = typer.Option([], "--sbatch-arg",
@@ -189,6 +191,8 @@ def reproduce(paper: str = typer.Argument(..., help="A paper (kulis2006, tsuda20
               partition: Optional[str] = typer.Option(None, "--partition", help="slurm: #SBATCH --partition."),
               time_: Optional[str] = typer.Option(None, "--time", help="slurm: #SBATCH --time per array task."),
               mem: Optional[str] = typer.Option(None, "--mem", help="slurm: #SBATCH --mem."),
+              cpus: int = typer.Option(1, "--cpus-per-task", help="slurm: #SBATCH --cpus-per-task; a task holds that "
+                                                                  "many cells and runs them at once (docs/cluster.md)."),
               account: Optional[str] = typer.Option(None, "--account", help="slurm: #SBATCH --account."),
               qos: Optional[str] = typer.Option(None, "--qos", help="slurm: #SBATCH --qos."),
               sbatch_arg: List[str] = typer.Option([], "--sbatch-arg", help="slurm: a further #SBATCH option."),
@@ -217,7 +221,7 @@ def reproduce(paper: str = typer.Argument(..., help="A paper (kulis2006, tsuda20
                        f"{len(study.tables)} table(s), {len(study.figures)} figure(s), {len(study.statements)} "
                        f"statement(s) of the paper)")
         return
-    sbatch = dict(partition=partition, time=time_, mem=mem, cpus=1, account=account, qos=qos, extra=sbatch_arg)
+    sbatch = dict(partition=partition, time=time_, mem=mem, cpus=cpus, account=account, qos=qos, extra=sbatch_arg)
     failed = reproduce_(studies, results=results, quick=quick, jobs=jobs, launcher=launcher, run=not no_run,
                         docs=docs, readme=None if no_readme else readme, sbatch=sbatch,
                         max_array_size=max_array_size, echo=_echo_err, show=typer.echo, deadline=deadline,

@@ -7,8 +7,10 @@ in this process.  In a log: plain lines, each finished cell with ``k/n`` and the
 and that a rerun resumes.
 
 The estimate of the time left is the mean time of the cells run so far (cells found finished cost
-nothing) times the cells left (the mean is of wall time, so parallel workers are in it); an iteration's estimate is the time left if
-the solver ran to its iteration limit at its current pace (an upper bound: it stops when converged).
+nothing) times the cells left (the mean is of wall time, so parallel workers are in it).  An
+iteration's line (:class:`IterationStatus`) shows what the solver's stopping rule tests, each with its
+tolerance, the time elapsed and the measured time per iteration; the time left it gives only as the
+worst case, labelled so: the solver stops sooner when its checks are met, which it does not predict.
 """
 
 from __future__ import annotations
@@ -22,6 +24,9 @@ from contextlib import contextmanager
 #: Settings that bound a solver's iterations, in the order they are looked up (the first present).
 ITERATION_LIMITS = ("max_sweeps", "max_iter", "max_steps", "iterations")
 
+#: A solver's iteration limit: its setting's name and value, e.g. ``("max_iter", 500)``.
+Limit = tuple[str, int]
+
 
 def clock(seconds: float) -> str:
     """``seconds`` as ``12s``, ``3m05s`` or ``2h03m``."""
@@ -33,12 +38,21 @@ def clock(seconds: float) -> str:
     return f"{s // 3600}h{s % 3600 // 60:02d}m"
 
 
-def iteration_limit(solver_params: dict) -> int | None:
+def per_iteration(seconds: float) -> str:
+    """A time per iteration: ``850us``, ``12.5ms``, ``3.2s`` or (a minute and more) :func:`clock`."""
+    if seconds < 1e-3:
+        return f"{seconds * 1e6:.3g}us"
+    if seconds < 1:
+        return f"{seconds * 1e3:.3g}ms"
+    return f"{seconds:.3g}s" if seconds < 60 else clock(seconds)
+
+
+def iteration_limit(solver_params: dict) -> Limit | None:
     """The iteration limit among a solver's bound settings (:data:`ITERATION_LIMITS`), if any."""
     for key in ITERATION_LIMITS:
         value = solver_params.get(key)
         if isinstance(value, int) and not isinstance(value, bool) and value > 0:
-            return value
+            return key, value
     return None
 
 
@@ -114,22 +128,51 @@ def announce(line: str) -> None:
     PHASES.say(line)
 
 
-class IterationLines:
-    """``-v`` in a log or a worker process: one line per solver iteration, ``k of max`` and the time
-    left at this pace (picklable, so worker processes can use it)."""
+def metric_text(name: str, value: float) -> str:
+    """``dual change 3.000e-04``; a :class:`~kernlearn_cli.solvers.protocol.Checked` value (one the
+    stopping rule tests) with its tolerance: ``dual change 3.000e-04 (tol 1.0e-03)``."""
+    tol = getattr(value, "tol", None)
+    return f"{name.replace('_', ' ')} {value:.3e}" + ("" if tol is None else f" (tol {tol:.1e})")
 
-    def __init__(self, label: str, limit: int | None):
-        self.label, self.limit, self.start = label, limit, time.monotonic()
+
+class IterationStatus:
+    """What ``-v`` says after a solver's iteration ``step``: its metrics (those the stopping rule
+    tests with their tolerances), the time elapsed since the cell started, the time per iteration
+    measured since the solver's first report (a count that starts again, a path's next point,
+    starts a new measure), and the time to the iteration limit, labelled as the worst case."""
+
+    def __init__(self, limit: Limit | None):
+        self.limit, self.start = limit, time.monotonic()
+        self.first: tuple[int, float] | None = None    # (step, time) the rate is measured from
+        self.last = 0
+
+    def __call__(self, step: int, metrics: dict) -> str:
+        now = time.monotonic()
+        if self.first is None or step <= self.last:
+            self.first = (step, now)
+        self.last = step
+        text = "  ".join(metric_text(k, v) for k, v in metrics.items())
+        text += f"  {clock(now - self.start)} elapsed"
+        done = step - self.first[0]
+        if done > 0:
+            pace = (now - self.first[1]) / done
+            text += f", {per_iteration(pace)}/iter"
+            if self.limit is not None and step < self.limit[1]:
+                name, value = self.limit
+                text += f", ≤ {clock(pace * (value - step))} more if it runs to {name} {value}"
+        return text
+
+
+class IterationLines:
+    """``-v`` in a log or a worker process: one line per solver iteration, ``k of max`` and its
+    :class:`IterationStatus` (picklable, so worker processes can use it)."""
+
+    def __init__(self, label: str, limit: Limit | None):
+        self.label, self.limit, self.status = label, limit, IterationStatus(limit)
 
     def __call__(self, step, /, **metrics):
-        now = time.monotonic()
-        of = f" of {self.limit}" if self.limit else ""
-        left = ""
-        if self.limit and step > 0:
-            elapsed = now - self.start
-            left = f"  {clock(elapsed)}, at most {clock(elapsed / step * (self.limit - step))} more"
-        values = "  ".join(f"{k.replace('_', ' ')} {v:.3e}" for k, v in metrics.items())
-        print(f"    [{self.label}] iter {step:5d}{of}  {values}{left}", file=sys.__stdout__, flush=True)
+        of = f" of {self.limit[1]}" if self.limit else ""
+        print(f"    [{self.label}] iter {step:5d}{of}  {self.status(step, metrics)}", file=sys.__stdout__, flush=True)
 
 
 class RunProgress:
@@ -166,11 +209,12 @@ class RunProgress:
     def __enter__(self):
         if self.tty:
             from rich.console import Console
-            from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn,
-                                       TimeRemainingColumn)
+            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+            # no TimeRemainingColumn: for an iteration bar it would be the time to the limit, unlabelled;
+            # the cells' estimate (left_seconds) and the iterations' (IterationStatus) are in the notes
             self.bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                                TextColumn("{task.fields[note]}"), TimeElapsedColumn(), TimeRemainingColumn(),
+                                TextColumn("{task.fields[note]}"), TimeElapsedColumn(),
                                 console=Console(stderr=True), transient=True)
             self.bar.start()
             self.task = self.bar.add_task(self.name, total=self.total, note="")
@@ -237,7 +281,10 @@ class RunProgress:
         else:
             self.run += 1
         if self.bar is not None:
-            self.bar.update(self.task, advance=1, note=f"{len(self.failed)} failed" if self.failed else "")
+            left = self.left_seconds()
+            notes = [f"{len(self.failed)} failed" if self.failed else "",
+                     f"about {clock(left)} left" if left is not None and self.finished < self.total else ""]
+            self.bar.update(self.task, advance=1, note=", ".join(filter(None, notes)))
         head = f"[{self.finished}/{self.total}] {cell.id}"
         if error is not None:
             self.say(f"{head}: FAILED (cell #{cell.index}, seed {cell.seed}): {error}")
@@ -252,15 +299,15 @@ class RunProgress:
             return
         self.last_line = time.monotonic()
 
-    def iterations(self, cell, limit: int | None):
+    def iterations(self, cell, limit: Limit | None):
         """The ``-v`` callback of a cell run in this process: a bar on a terminal, else lines."""
         if self.bar is None:
             return IterationLines(cell.id, limit)
-        task = self.bar.add_task(f"  {cell.id}", total=limit, note="iterations")
+        task = self.bar.add_task(f"  {cell.id}", total=limit[1] if limit else None, note="iterations")
+        status = IterationStatus(limit)
 
         def update(step, /, **metrics):
-            values = "  ".join(f"{k.replace('_', ' ')} {v:.2e}" for k, v in metrics.items())
-            self.bar.update(task, completed=step, note=values)
+            self.bar.update(task, completed=step, note=status(step, metrics))
 
         update.done = lambda: self.bar.remove_task(task)
         return update

@@ -328,8 +328,10 @@ def _sbatch(args: list[str], env: dict | None = None) -> str:
 def submit_slurm(study: Study, layout: Layout, *, quick: bool, sbatch: dict, max_array_size: int,
                  collect_args: list[str], echo) -> list[str]:
     """One job array per experiment (cells packed so each fits ``max_array_size``) and one collect job
-    that runs after all of them succeeded (``--dependency=afterok``).  Returns the job ids, the
-    collect job last."""
+    that runs after all of them succeeded (``--dependency=afterok``).  With ``sbatch["cpus"]`` > 1 a
+    task holds that many cells, at most the experiment's ``jobs``, and uses the CPUs as
+    :func:`~kernlearn_cli.runner.sbatch_script` rules (several cells: at once, one BLAS thread each,
+    the bits of a local run).  Returns the job ids, the collect job last."""
     from .config import load_cells
     from .runner import check_folder, pack_cells, sbatch_script, task_count
 
@@ -338,7 +340,7 @@ def submit_slurm(study: Study, layout: Layout, *, quick: bool, sbatch: dict, max
         cfg, cells = load_cells(e.config, overrides(e, quick))
         out = layout.out(study, e.name).resolve()
         check_folder(out, cfg)
-        per_task = pack_cells(len(cells), 1, max_array_size)
+        per_task = pack_cells(len(cells), min(sbatch["cpus"], e.jobs or sbatch["cpus"]), max_array_size)
         plans.append((e, cfg, len(cells), per_task, out))
     ids = []
     for e, _, n, per_task, out in plans:

@@ -191,8 +191,9 @@ def _run_one(cell: Cell, out: Path, where: str, force: bool, progress, workers: 
             progress.done()
 
 
-def iteration_limit(cell: Cell) -> int | None:
-    """The cell's solver iteration limit (its setting, else the solver's default), for ``k of max``."""
+def iteration_limit(cell: Cell) -> tuple[str, int] | None:
+    """The cell's solver iteration limit (its setting's name and value, else the solver's default), for
+    ``k of max``."""
     from .progress import iteration_limit as limit
     from .registry import solvers
 
@@ -352,6 +353,22 @@ def directive_value(value: str) -> str:
     return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
+def task_cpus(cpus: int, cells_per_task: int) -> tuple[int, int, list[str]]:
+    """How an array task of ``cells_per_task`` cells uses its ``cpus``: (``--jobs``, BLAS threads, the
+    script's comment saying so).  Several cells: min(cpus, cells) at once, one BLAS thread each (the
+    bits of a local run); one cell: ``cpus`` BLAS threads, which may change the last bits."""
+    if cpus < 1:
+        raise ConfigError(f"--cpus-per-task must be >= 1, got {cpus}.")
+    if cells_per_task == 1 and cpus > 1:
+        return 1, cpus, [
+            f"# One cell per task: its {cpus} CPUs run BLAS threads (KERNLEARN_BLAS_THREADS). More than one BLAS",
+            "# thread may change the results' last bits (records say blas_threads), against the one-thread",
+            f"# determinism of local runs; for bitwise-reproducible cells use --cells-per-task {cpus} instead."]
+    jobs = min(cpus, cells_per_task)
+    idle = f"; {cpus - jobs} of the {cpus} CPUs idle" if cpus > jobs else ""
+    return jobs, 1, [f"# {jobs} cell(s) at once (--jobs {jobs}), one BLAS thread each: the bits of a local run{idle}."]
+
+
 def sbatch_script(config: Path, out: Path, n_tasks: int, cells_per_task: int, *, name: str,
                   overrides: list[str], seed: int | None, partition: str | None, time: str | None,
                   mem: str | None, cpus: int, python: str, account: str | None = None, qos: str | None = None,
@@ -366,9 +383,14 @@ def sbatch_script(config: Path, out: Path, n_tasks: int, cells_per_task: int, *,
     ``extra`` are further ``#SBATCH`` options (e.g. ``--constraint=avx2``), their values quoted like the others.
     With ``time``, a task starts no cell after 90% of it (``kernlearn run --budget``), so it stops cleanly
     and the next submission resumes.
+
+    A task uses the ``cpus`` it asks for, as :func:`task_cpus` rules: several cells run at once, a
+    single cell gets them as BLAS threads (``KERNLEARN_BLAS_THREADS``, unless set where the job is
+    submitted); the script says which, and what it means for the bits.
     """
     import shlex
 
+    jobs, threads, use = task_cpus(cpus, cells_per_task)
     opts = [f"--job-name={directive_value(name)}", f"--array=0-{n_tasks - 1}", f"--cpus-per-task={cpus}",
             f"--output={directive_value(f'{out}/slurm/%A_%a.out')}"]
     for key, value in (("partition", partition), ("time", time), ("mem", mem), ("account", account),
@@ -383,7 +405,7 @@ def sbatch_script(config: Path, out: Path, n_tasks: int, cells_per_task: int, *,
     sets = [arg for item in overrides for arg in ("--set", item)]
     warm = [python, "-m", "kernlearn_cli", "warmup", str(config), *sets]
     cmd = [python, "-m", "kernlearn_cli", "run", str(config), "--out", str(out),
-           "--cells-per-task", str(cells_per_task), *sets]
+           "--cells-per-task", str(cells_per_task), "--jobs", str(jobs), *sets]
     if time:                                   # start no cell in the last tenth of the task's --time
         limit = 60.0 * int(time) if time.strip().isdigit() else parse_budget(time, "--time")
         cmd += ["--budget", f"{int(0.9 * limit)}s"]
@@ -401,6 +423,9 @@ def sbatch_script(config: Path, out: Path, n_tasks: int, cells_per_task: int, *,
         f'(flock 9 && {{ [ -e "$warmed" ] || {{ {quote(warm)} && touch "$warmed"; }}; }}) '
         f"9>{shlex.quote(f'{out}/slurm/.warmup.lock')} \\",
         '  || echo "kernlearn warmup did not finish; this task compiles the kernels it needs" >&2',
+        *use,
+        "# (a KERNLEARN_BLAS_THREADS set where the job is submitted, e.g. a study's env, is kept)",
+        f'export KERNLEARN_BLAS_THREADS="${{KERNLEARN_BLAS_THREADS:-{threads}}}"',
         quote(cmd) + "   # task index from $SLURM_ARRAY_TASK_ID",
     ]
     return "\n".join(lines) + "\n"

@@ -35,7 +35,7 @@ from ..errors import ConfigError, DataError, InfeasibleError, SolverError
 from ..linalg import eigh
 from ..params import Interval
 from ..types import KIND_CODE, KINDS, Constraints
-from .protocol import Certificate
+from .protocol import Certificate, Checked
 
 OK, BROKEN, STUCK = 0, 1, 2
 TINY = 1e-300
@@ -324,7 +324,8 @@ def run_sweeps(sweep, lam, constraints: Constraints, *, name: str, tol: float, f
         history["max_violation"].append(maxviol)
         history["lambda_norm"].append(float(np.linalg.norm(lam)))
         if callback is not None:
-            callback(count, dual_change=change, max_violation=maxviol)
+            callback(count, dual_change=Checked(change, tol),
+                     max_violation=Checked(maxviol, feas_tol) if feasible else maxviol)
         if change <= tol and not feasible:
             stopped_by = "tolerance"
             break

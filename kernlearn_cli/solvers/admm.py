@@ -34,7 +34,7 @@ from ..params import Interval, Length, NonNegativeInt, Positive, PositiveInt
 from ..registry import solvers
 from ..types import KIND_CODE, Constraints, SolverResult
 from . import _admm_kernels as _k
-from .protocol import Certificate, finish
+from .protocol import Certificate, Checked, finish
 
 
 def pair_structure(constraints: Constraints, n: int, solver: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -242,8 +242,9 @@ def admm(G0: np.ndarray, constraints: Constraints, *, dataset, rng,
         objective = float(np.sum(V * LV)) + 0.5 * gamma * _k.pair_loss(V, V, indptr, idx, tval)
         for key, value in (("objective", objective), ("primal", primal), ("dual", dual), ("rho", rho)):
             history[key].append(value)
-        if callback is not None:
-            callback(it, objective=objective, primal=primal, dual=dual, rho=rho)
+        if callback is not None:                          # the residuals as the stop rule and certificate test them
+            callback(it, primal_residual=Checked(primal / max(size, 1e-300), tol),
+                     dual_residual=Checked(dual / rho / max(size, 1e-300), tol), objective=objective, rho=rho)
         if max(primal, dual / rho) <= tol * size:        # ||V - U||, ||V^k+1 - V^k|| relative to ||V||
             stopped_by = "tolerance"
             break
@@ -259,7 +260,7 @@ def admm(G0: np.ndarray, constraints: Constraints, *, dataset, rng,
         rule="relative residuals (14): ||V - U||_F <= tol ||V||_F and ||V^k+1 - V^k||_F <= tol ||V||_F "
              "(Hu & Kwok's IterMax is max_iter)",
         checks={"primal_residual": (primal / max(size, 1e-300), tol),
-                "dual_residual": (dual / rho / max(size, 1e-300), tol)},
+                "dual_residual": (dual / history["rho"][-1] / max(size, 1e-300), tol)},   # the rho of (14), not (15)'s
         figures={"v_minus_u": float(np.linalg.norm(V - U)), "rho": rho, "iterations": it, "max_iter": max_iter,
                  "stationarity": stationary},
         stopped_by=stopped_by)

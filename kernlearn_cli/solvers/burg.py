@@ -117,7 +117,8 @@ def burg(G0: np.ndarray, constraints: Constraints, *, tol: Positive = 1e-3, feas
         With hard constraints, sweeps (>= 1) between attempts to read a certificate of infeasibility
         off the diverging dual variables (module :mod:`~kernlearn_cli.solvers._cyclic`).
     callback : callable, optional
-        ``callback(sweep, dual_change=..., max_violation=...)`` after every sweep.
+        ``callback(sweep, dual_change=..., max_violation=...)`` after every sweep, each a
+        :class:`~kernlearn_cli.solvers.protocol.Checked` with its tolerance (``tol``, ``feas_tol``).
 
     Returns
     -------

@@ -110,7 +110,7 @@ from ..registry import solvers
 from ..types import Constraints, SolverResult
 from ._cyclic import describe as _describe, dual_change, relative_violations
 from ._von_neumann_kernels import rank_one_update as _rank_one
-from .protocol import Certificate, finish
+from .protocol import Certificate, Checked, finish
 
 _EPS = float(np.finfo(np.float64).eps)
 OK, DONE, BROKEN, INFEASIBLE = 0, 1, 2, 3
@@ -433,7 +433,8 @@ def definiteboost(G0: np.ndarray, constraints: Constraints, *,
     max_steps : int
         Give up after this many steps (projections, >= 1); the result then has ``converged=False``.
     callback : callable, optional
-        ``callback(sweep, dual_change=..., max_violation=...)`` after every sweep.
+        ``callback(steps, dual_change=..., max_violation=...)`` after every sweep: the steps so far (the
+        unit of ``max_steps``) and the two checks as :class:`~kernlearn_cli.solvers.protocol.Checked`.
 
     Returns
     -------
@@ -533,7 +534,7 @@ def definiteboost(G0: np.ndarray, constraints: Constraints, *,
             history["dual_change"].append(change)
             history["max_violation"].append(float(viol.max()))
             if callback is not None:
-                callback(sweep, dual_change=change, max_violation=float(viol.max()))
+                callback(steps, dual_change=Checked(change, tol), max_violation=Checked(viol.max(), feas_tol))
         if status == DONE:                     # no constraint violated, no dual variable releasable: KKT
             stopped_by, change = "optimality", 0.0
             break

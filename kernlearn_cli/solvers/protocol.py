@@ -4,8 +4,10 @@ A solver is a pure function ``solver(G0, constraints, **settings) -> SolverResul
 things are common to all of them and live here:
 
 * **Progress.** An optional ``callback(step, **metrics)`` is called with the iteration (sweep,
-  trial ...) number and named floats, e.g. ``callback(12, dual_change=3e-4, max_violation=0.01)``;
-  ``kernlearn run -v`` prints them with their names.
+  trial ...) number and named floats, e.g. ``callback(12, dual_change=Checked(3e-4, 1e-3), objective=2.5)``.
+  A quantity that the stopping rule tests is passed as a :class:`Checked` float, under the name of
+  the certificate's check and with the tolerance it is judged against, so that ``kernlearn run -v``
+  prints what decides convergence ("dual change 3.000e-04 (tol 1.0e-03)"); other metrics are plain.
 * **The certificate.** What a result claims is checked, not assumed. A :class:`Certificate`
   holds the *checks* that decide convergence -- each a measured value and the tolerance it is
   judged against (met when ``value <= tol``) -- and further *figures* that prove or qualify the
@@ -30,6 +32,25 @@ from typing import Any
 import numpy as np
 
 from ..types import SolverResult
+
+
+class Checked(float):
+    """A progress metric that a convergence check tests: a float carrying the tolerance ``tol`` it
+    is judged against (met when ``value <= tol``, as in :class:`Certificate`).
+
+    >>> Checked(3e-4, 1e-3).tol
+    0.001
+    """
+
+    tol: float
+
+    def __new__(cls, value: float, tol: float):
+        self = super().__new__(cls, value)
+        self.tol = float(tol)
+        return self
+
+    def __getnewargs__(self):
+        return float(self), self.tol
 
 
 class ConvergenceWarning(UserWarning):

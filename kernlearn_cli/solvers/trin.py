@@ -53,7 +53,7 @@ from ..registry import solvers
 from ..resources import DOUBLE, estimated
 from ..types import KIND_CODE, Constraints, SolverResult
 from ._trin_kernels import cg_direction, cg_dots, cg_step
-from .protocol import Certificate, finish
+from .protocol import Certificate, Checked, finish
 
 LossName = Literal["log", "lmnn", "linear", "itml", "hoi"]
 TRIPLET_LOSSES = ("log", "lmnn", "linear")
@@ -465,7 +465,7 @@ def trin_solve(prob: Problem, X0: np.ndarray, *, tol: float, max_iter: int, max_
                        ("rho", rho), ("seconds", time.perf_counter() - t0)):
             hist[key].append(v)
         if callback is not None:
-            callback(it, objective=s.f, grad=gn, cg=steps, radius=radius)
+            callback(it, grad_norm=Checked(gn, tol), objective=s.f, cg=steps, radius=radius)
         if radius < floor:                                               # no progress possible
             break
     stats = {"iterations": it, "cg_steps": cg_total, "stopped_by": _stopped_by(gn, tol, it, max_iter),
@@ -567,7 +567,7 @@ def prcg_solve(prob: Problem, X0: np.ndarray, *, tol: float, max_iter: int, prec
         for key, v in (("objective", s.f), ("grad_norm", gn), ("step", t), ("seconds", time.perf_counter() - t0)):
             hist[key].append(v)
         if callback is not None:
-            callback(it, objective=s.f, grad=gn, t=t)
+            callback(it, grad_norm=Checked(gn, tol), objective=s.f, t=t)
     stats = {"iterations": it, "cg_steps": 0, "stopped_by": _stopped_by(gn, tol, it, max_iter), "grad_norm": gn,
              "seconds": time.perf_counter() - t0}
     return s, stats, hist
@@ -751,6 +751,14 @@ def path_gammas(gamma_min: float, gamma: float, alpha: float) -> list[float]:
     return out + [gamma]
 
 
+def relative_progress(callback: Callable, scale: float, tol: float) -> Callable:
+    """``callback`` given the measure of ``stop: relative`` (the certificate's ``relative_grad_norm``):
+    the natural gradient norm over ``scale``, its value at K0 for the γ being solved, against ``tol``."""
+    def report(step, /, grad_norm, **metrics):
+        callback(step, relative_grad_norm=Checked(grad_norm / scale, tol), **metrics)
+    return report
+
+
 def _solve(method: str, G0, constraints, *, loss, gamma, tol, max_iter, path, gamma_min, normalize, t,
            itml_percentiles, max_cg, keep_path, callback, stop="absolute", trust_norm="frobenius",
            precondition=False, max_path_iter=None) -> tuple[SolverResult, Certificate]:
@@ -788,14 +796,15 @@ def _solve(method: str, G0, constraints, *, loss, gamma, tol, max_iter, path, ga
             break
         cap = int(min(max_iter, budget - sum(per_gamma["path_iterations"])))
         prob.w = g / meta["labeled"] if normalize else g
-        target = tol * natural_norm(replace(start, G=prob.gradient(start.Xinv, start.x))) \
-            if start is not None else tol
+        scale = natural_norm(replace(start, G=prob.gradient(start.Xinv, start.x))) if start is not None else 1.0
+        target = tol * scale if start is not None else tol
+        report = relative_progress(callback, scale, tol) if start is not None and callback is not None else callback
         if method == "trin":
             s, stats, hist = trin_solve(prob, X, tol=target, max_iter=cap, max_cg=max_cg, trust_norm=trust_norm,
-                                        callback=callback)
+                                        callback=report)
         else:
             s, stats, hist = prcg_solve(prob, X, tol=target, max_iter=cap, precondition=precondition,
-                                        callback=callback)
+                                        callback=report)
         X = s.X
         t0 = time.perf_counter()
         bound = gap_bound(s, stats["grad_norm"])

@@ -136,7 +136,8 @@ def von_neumann(G0: np.ndarray, constraints: Constraints, *, tol: Positive = 1e-
     certify_every : int
         With hard constraints, sweeps (>= 1) between attempts to certify infeasibility from the duals.
     callback : callable, optional
-        ``callback(sweep, dual_change=..., max_violation=...)`` after every sweep.
+        ``callback(sweep, dual_change=..., max_violation=...)`` after every sweep, each a
+        :class:`~kernlearn_cli.solvers.protocol.Checked` with its tolerance (``tol``, ``feas_tol``).
 
     Returns
     -------

@@ -1,0 +1,83 @@
+"""A SLURM array task uses the CPUs it asks for (issue 44, item 11): several cells per task run at
+once (``--jobs``) with one BLAS thread each; a single cell gets them as BLAS threads, and the script
+says that this may change the last bits.  The generated text is tested here; tests/test_slurm.py
+submits scripts to a real cluster."""
+
+import os
+import stat
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from kernlearn_cli.errors import ConfigError
+from kernlearn_cli.runner import sbatch_script
+
+from conftest import REPO
+
+
+def script(tmp_path, cpus, cells_per_task):
+    return sbatch_script(tmp_path / "c.yaml", tmp_path / "out", 3, cells_per_task, name="t", overrides=[], seed=None,
+                         partition=None, time=None, mem=None, cpus=cpus, python="/py")
+
+
+def run_line(text):
+    return next(line for line in text.splitlines() if "kernlearn_cli run" in line)
+
+
+def threads_in_task(text, env=None):
+    """KERNLEARN_BLAS_THREADS as the task's shell sets it (``env``: the submitting environment)."""
+    export = next(line for line in text.splitlines() if line.startswith("export KERNLEARN_BLAS_THREADS="))
+    env = {k: v for k, v in os.environ.items() if k != "KERNLEARN_BLAS_THREADS"} | (env or {})
+    return subprocess.run(["bash", "-c", f"set -u; {export}; echo $KERNLEARN_BLAS_THREADS"], capture_output=True,
+                          text=True, env=env).stdout.strip()
+
+
+@pytest.mark.parametrize(("cpus", "cells", "jobs", "threads"), [(1, 1, 1, 1), (1, 5, 1, 1), (4, 2, 2, 1), (4, 8, 4, 1),
+                                                                 (4, 1, 1, 4)])
+def test_a_task_uses_the_cpus_it_asks_for(tmp_path, cpus, cells, jobs, threads):
+    text = script(tmp_path, cpus, cells)
+    assert f"#SBATCH --cpus-per-task={cpus}" in text
+    assert f"--cells-per-task {cells} --jobs {jobs}" in run_line(text)
+    assert threads_in_task(text) == str(threads)
+    assert subprocess.run(["bash", "-n"], input=text, text=True).returncode == 0
+
+
+def test_the_script_says_what_the_cpus_do_and_what_blas_threads_cost(tmp_path):
+    single = script(tmp_path, 4, 1)
+    assert "its 4 CPUs run BLAS threads" in single and "may change the results' last bits" in single
+    assert "use --cells-per-task 4 instead" in single
+    several = script(tmp_path, 4, 2)
+    assert "# 2 cell(s) at once (--jobs 2), one BLAS thread each: the bits of a local run; 2 of the 4 CPUs idle." \
+        in several and "last bits" not in several
+    assert threads_in_task(single, {"KERNLEARN_BLAS_THREADS": "2"}) == "2"      # a study's env is kept
+    with pytest.raises(ConfigError, match="--cpus-per-task must be >= 1, got 0"):
+        script(tmp_path, 0, 2)
+
+
+def test_reproduce_on_slurm_asks_for_cpus_and_fills_them(tmp_path):
+    """reproduce --launcher slurm --cpus-per-task 4 (it hard-coded one CPU): N cells per task, run at once."""
+    fake = tmp_path / "bin" / "sbatch"
+    fake.parent.mkdir()
+    fake.write_text('#!/bin/sh\necho "$@" >> "$(dirname "$0")/calls"\necho 4242\n')
+    fake.chmod(fake.stat().st_mode | stat.S_IEXEC)
+    env = {**os.environ, "PATH": f"{fake.parent}{os.pathsep}{os.environ['PATH']}"}
+    study = REPO / "configs" / "papers" / "kulis2006" / "study.yaml"
+    res = subprocess.run([sys.executable, "-m", "kernlearn_cli", "reproduce", str(study), "--quick", "--launcher", "slurm", "--cpus-per-task", "4", "--results", str(tmp_path / "results")],
+                         capture_output=True, text=True, env=env, cwd=tmp_path)
+    assert res.returncode == 0, res.stderr
+    scripts = sorted((tmp_path / "results").rglob("*.sbatch"))
+    assert scripts and len((fake.parent / "calls").read_text().splitlines()) == len(scripts) + 1   # + collect
+    for path in scripts:
+        text = path.read_text()
+        assert "#SBATCH --cpus-per-task=4" in text and "--cells-per-task 4 --jobs 4" in run_line(text)
+        assert threads_in_task(text) == "1"
+
+
+def test_cli_slurm_cpus_per_task(tmp_path, inproc):
+    cfg = REPO / "configs" / "quick.yaml"
+    code, stdout, stderr = inproc("slurm", cfg, "--out", tmp_path / "out", "--cpus-per-task", 4, "--cells-per-task", 3)
+    assert code == 0, stderr
+    text = Path(stdout.strip()).read_text()
+    assert "#SBATCH --cpus-per-task=4" in text and "--cells-per-task 3 --jobs 3" in run_line(text)
