@@ -280,7 +280,8 @@ def laplacian_pinv(ds, *, neighbors: PositiveInt = 10, bandwidth: EdgeWeight = "
     n = X.shape[0]
     L, info = knn_laplacian(_scale(X, scale_features), neighbors=neighbors, sigma_neighbors=sigma_neighbors,
                             kind="unnormalized", bandwidth=bandwidth)
-    lam, U = eigh(L.toarray())                  # ascending: the null space comes first
+    with heavy_step(f"eigendecomposition of the {n} x {n} graph Laplacian", *eigh_cost(n), instead=DENSE_K0):
+        lam, U = eigh(L.toarray())              # ascending: the null space comes first
     keep = lam > rank_tol * lam[-1]
     if not keep.any():
         raise DataError(f"kernel 'laplacian_pinv': the graph Laplacian of dataset '{ds.name}' is zero (no edge "

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from ..errors import DataError
+from ..resources import eigh_cost, heavy_step
 
 #: Relative tolerance of the kernel symmetry and PSD checks.
 KERNEL_TOL = 1e-8
@@ -90,7 +91,9 @@ def check_kernel(K: np.ndarray, where: str) -> np.ndarray:
         raise DataError(f"{where}: the kernel is not symmetric: max |K - K^T| = {asym:.3g} "
                         f"(at row {i}, column {j}) exceeds {KERNEL_TOL:g} x max |K| = {KERNEL_TOL * scale:.3g}.")
     K = (K + K.T) / 2
-    eig = np.linalg.eigvalsh(K)
+    n = K.shape[0]
+    with heavy_step(f"the eigenvalues of the {n} x {n} kernel (the positive semidefiniteness check)", *eigh_cost(n)):
+        eig = np.linalg.eigvalsh(K)
     if eig[0] < -KERNEL_TOL * np.abs(eig).max():
         raise DataError(f"{where}: the kernel is not positive semidefinite: its smallest eigenvalue is "
                         f"{eig[0]:.6g} (largest |eigenvalue| {np.abs(eig).max():.6g}); a kernel matrix "
