@@ -218,6 +218,11 @@ def from_file(ds, G_ref, *, rng, path: str) -> Constraints:
 
     Indices are 0-based rows of the dataset.  Error messages name the file and the 1-based data
     row (the first row after the header is data row 1, line 2 of the file).
+
+    Parameters
+    ----------
+    path : str
+        The CSV file (pairs or triplets, as above).
     """
     import pandas as pd
 

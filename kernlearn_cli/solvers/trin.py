@@ -922,7 +922,7 @@ def _doc(summary: str):
     return deco
 
 
-@solvers.register("trin", triplets=True)
+@solvers.register("trin", triplets=True, inductive="initial factor")
 @_doc("Trust-region inexact Newton kernel learning with a LogDet regularizer (Li et al. 2009, TRIN).")
 def trin(G0: np.ndarray, constraints: Constraints, *, loss: LossName = "log", gamma: Positive = 1.0,
          tol: Positive = 1e-3, max_iter: PositiveInt = 1000, path: PathMultiplier = 0.0,
@@ -936,7 +936,7 @@ def trin(G0: np.ndarray, constraints: Constraints, *, loss: LossName = "log", ga
                           max_path_iter=max_path_iter, callback=callback), "trin")
 
 
-@solvers.register("pr_cg", triplets=True)
+@solvers.register("pr_cg", triplets=True, inductive="initial factor")
 @_doc("Polak-Ribière⁺ nonlinear CG on the TRIN objective, with an exact line search that keeps K positive "
       "definite (the baseline of Li et al. 2009, Sec. 6.2).")
 def pr_cg(G0: np.ndarray, constraints: Constraints, *, loss: LossName = "log", gamma: Positive = 1.0,
