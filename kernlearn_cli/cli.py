@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import List, Optional
 
 import typer
+from typer.core import TyperCommand
 
 from . import __version__
 from .errors import ConfigError, KernlearnError
@@ -203,7 +204,7 @@ def reproduce(paper: str = typer.Argument(..., help="A paper (kulis2006, tsuda20
     deviates, lower bound, calibrated, not comparable or context)."""
     import time
 
-    from .reproduce import Layout, check as check_study, plan_rows, plan_text, reproduce as reproduce_
+    from .reproduce import Layout, check as check_study, plan_rows, plan_text, reproduce as reproduce_, statements_text
     from .runner import parse_budget
     from .study import find_studies, load_study
 
@@ -218,8 +219,7 @@ def reproduce(paper: str = typer.Argument(..., help="A paper (kulis2006, tsuda20
         for study in studies:
             cells = check_study(study, quick)
             typer.echo(f"{study.paper}: ok ({len(study.selected(quick))} experiment(s), {cells} cell(s), "
-                       f"{len(study.tables)} table(s), {len(study.figures)} figure(s), {len(study.statements)} "
-                       f"statement(s) of the paper)")
+                       f"{len(study.tables)} table(s), {len(study.figures)} figure(s); {statements_text(study)})")
         return
     sbatch = dict(partition=partition, time=time_, mem=mem, cpus=cpus, account=account, qos=qos, extra=sbatch_arg)
     failed = reproduce_(studies, results=results, quick=quick, jobs=jobs, launcher=launcher, run=not no_run,
@@ -281,31 +281,55 @@ def plot_history(directories: List[Path] = typer.Argument(..., help="Results fol
 
 
 @app.command()
-def show(where: Path = typer.Argument(..., help="A cell folder, or a results folder or record archive (with CELL)."),
-         cell: Optional[str] = typer.Argument(None, help="Cell id (in a results folder or record archive).")):
-    """Print one cell's record: settings, result, certificate and provenance."""
-    from .report import describe_record, find_record
+def show(where: Path = typer.Argument(..., help="A cell folder, or a results folder or record archive."),
+         cell: Optional[str] = typer.Argument(None, help="Cell id, or its number (as `plan` and `run "
+                                                         "--array-index` number the cells), in a results folder "
+                                                         "or record archive.")):
+    """Print one cell: its solver settings, result, certificate (each check against its tolerance) and
+    provenance; for a failed cell, its failed.json (the error).  A results folder or record archive
+    without CELL: its numbered cells and the state of each."""
+    from .report import show_cell
 
-    typer.echo(describe_record(find_record(where, cell)))
+    typer.echo(show_cell(where, cell))
 
 
-@app.command()
+class EmbedCommand(TyperCommand):
+    """``embed``'s help, its list of inductive solvers read from the registry when the help is shown
+    (listing them imports every solver module, which a run of ``embed`` does not need)."""
+
+    def format_help_text(self, ctx, formatter) -> None:
+        from .registry import inductive_text
+
+        super().format_help_text(ctx, formatter)
+        formatter.write_paragraph()
+        with formatter.indentation():
+            formatter.write_text(f"Inductive solvers: {inductive_text()}.")
+
+
+@app.command(cls=EmbedCommand)
 def embed(run_dir: Path = typer.Argument(..., help="Cell folder of a finished run (holds factors.h5)."),
           new_data: Path = typer.Argument(..., help="Features of new points: .npy, .csv or .txt (n_new x d)."),
           output: Optional[Path] = typer.Option(None, "--output", "-o",
                                                 help="Where to write the rows (.npy; default RUN_DIR/embed_<name>.npy).")):
-    """Factor rows of new points for an inductive learned kernel (nystrom, nystrom_prior)."""
+    """Factor rows of new points for the kernel learned by an inductive solver (listed below)."""
     from .embed import embed as embed_
 
     typer.echo(str(embed_(run_dir, new_data, output)))
 
 
+def _default_text(default: str, equals: str) -> str:
+    """How ``list`` shows a setting's default: ``=0.001``, `` (required)``, or nothing (a shared setting)."""
+    return f" {default}" if default == "(required)" else f"{equals}{default}" if default else ""
+
+
 @app.command("list")
 def list_(kind: Optional[str] = typer.Argument(None, help="datasets|kernels|constraints|solvers|evaluators"),
           name: Optional[str] = typer.Argument(None, help="One component: its settings, defaults and ranges.")):
-    """List the registered components (and their settings); with a name, one component's settings
-    with their defaults and the values each accepts."""
-    from .params import describe, did_you_mean
+    """List the registered components and their settings (each with its default, the values it
+    accepts and what it does, in one line); with a name, one component's settings in full."""
+    import re
+
+    from .params import did_you_mean
     from .registry import PLUGIN_GROUP, REGISTRIES, load_plugins
 
     if kind is not None and kind not in REGISTRIES:
@@ -314,20 +338,20 @@ def list_(kind: Optional[str] = typer.Argument(None, help="datasets|kernels|cons
     if name is not None:
         entry = REGISTRIES[kind].get(name)
         typer.echo(f"{kind} '{entry.name}': {entry.summary}")
-        for p, par in entry.parameters().items():
-            default = f" = {par.default!r}" if par.default is not par.empty else " (required)"
-            typer.echo(f"  {p}{default}\n      {describe(entry.hints[p])}")
+        for p, default, accepts, what in REGISTRIES[kind].setting_rows(entry):
+            typer.echo(f"  {p}{_default_text(default, ' = ')}\n      {accepts}" + (f"\n      {what}" if what else ""))
         return
     for reg_name, reg in REGISTRIES.items():
         if kind not in (None, reg_name):
             continue
         typer.echo(f"{reg_name}:")
         for entry in reg.entries():
-            params = ", ".join(f"{p}={par.default!r}" if par.default is not par.empty else p
-                               for p, par in entry.parameters().items())
             typer.echo(f"  {entry.name:<26} {entry.summary}")
-            if params:
-                typer.echo(f"  {'':<26} [{params}]")
+            for p, default, accepts, what in reg.setting_rows(entry)[:len(entry.parameters())]:
+                first = re.split(r"(?<=\.)\s+(?=[A-Z`])", what, maxsplit=1)[0]
+                typer.echo(f"      {p}{_default_text(default, '=')}: {accepts}" + (f" — {first}" if first else ""))
+        for p, (accepts, what) in reg.shared.items():
+            typer.echo(f"  every {reg.kind} also takes\n      {p}: {accepts} — {what}")
     if kind is None and load_plugins():
         typer.echo(f"plugins (entry point group {PLUGIN_GROUP}):")
         for plugin in load_plugins():

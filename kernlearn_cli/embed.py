@@ -28,6 +28,7 @@ import yaml
 from .data.user import _existing, read_matrix
 from .errors import DataError
 from .io import FACTORS, atomic_path, read_factors
+from .registry import inductive_text
 from .solvers.nystrom import factor_rows, psd_sqrt
 
 #: G = G0 L must hold to this relative residual for a file to embed through G0.
@@ -96,8 +97,8 @@ def embed_rows(factors: Path, X_new: np.ndarray) -> np.ndarray:
     f = read_factors(factors)
     if "G0" not in f:
         raise DataError(f"embed: solver '{solver}' is transductive: its factors file holds neither landmarks "
-                        f"(nystrom, nystrom_prior) nor the initial factor G0 (burg, von_neumann, trin, ...), so "
-                        f"new points have no row of the learned kernel.")
+                        f"nor the initial factor G0, so new points have no row of the learned kernel. Inductive "
+                        f"solvers: {inductive_text()}.")
     config = yaml.safe_load(f["attrs"]["config"])
     return transform_through_initial(f["G0"], f["G"], initial_rows(config, X_new, f["G0"], str(factors)))
 

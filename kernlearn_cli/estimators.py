@@ -36,7 +36,7 @@ from .embed import transform_through_initial
 from .errors import KernlearnError
 from .registry import constraints as constraint_generators
 from .registry import kernels as initial_kernels
-from .registry import solvers
+from .registry import inductive_text, solvers
 from .types import Constraints, Dataset
 
 
@@ -130,7 +130,7 @@ class KernelLearner(TransformerMixin, BaseEstimator):
         if "landmarks" in arrays and "S" in arrays:
             return factor_rows(np.ascontiguousarray(X), arrays["landmarks"], float(arrays["kernel_width"]),
                                psd_sqrt(arrays["S"]))
-        if self.G0_ is not None and self.kernel in OUT_OF_SAMPLE and self._solver in INDUCTIVE:
+        if self.G0_ is not None and self.kernel in OUT_OF_SAMPLE and solvers.get(self._solver).inductive == "initial factor":
             _, params = self._bound(initial_kernels, self.kernel, self.kernel_params, "kernel")
             try:
                 return transform_through_initial(self.G0_, self.G_,
@@ -141,17 +141,12 @@ class KernelLearner(TransformerMixin, BaseEstimator):
             return self.G_
         how = f"solver '{self._solver}'" + (f" with kernel '{self.kernel}'" if self.kernel else "")
         raise ValueError(f"{type(self).__name__}: {how} is transductive: it learns the kernel of its training points only, so it transforms "
-                         f"those and no others. Inductive: burg, von_neumann, trin, pr_cg with kernel "
-                         f"{' or '.join(OUT_OF_SAMPLE)}; nystrom, nystrom_prior.")
+                         f"those and no others. Inductive: {inductive_text()}.")
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.target_tags.required = False          # y or constraints=
         return tags
-
-
-#: Solvers whose learned kernel stays in the range of K0 (K = G0 M G0ᵀ): inductive through G0.
-INDUCTIVE = ("burg", "von_neumann", "trin", "pr_cg")
 
 
 def _learner(class_name: str, solver: str, *, kernel: str | None, constraints: str, summary: str,

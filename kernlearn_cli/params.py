@@ -28,6 +28,7 @@ import functools
 import inspect
 import math
 import numbers
+import re
 import types
 import typing
 from dataclasses import dataclass
@@ -294,3 +295,47 @@ def checked_arguments(*names: str):
             return func(*bound.args, **bound.kwargs)
         return checked
     return deco
+
+
+_SECTION = re.compile(r"^(\w[\w ]*)\n-{3,}$", re.MULTILINE)
+_PARAMETER = re.compile(r"^(\w[\w, ]*?)\s*(?::.*)?$")
+
+
+def parameter_docs(func) -> dict[str, str]:
+    """Each parameter's description in the numpydoc ``Parameters`` section of ``func``'s docstring,
+    as one line (``{}`` without that section); names listed together (``low, high : float``) share one.
+
+    Examples
+    --------
+    >>> def f(*, tol=1e-3, low=0, high=1):
+    ...     '''Solve.
+    ...
+    ...     Parameters
+    ...     ----------
+    ...     tol : float
+    ...         Stop when the change is below it.
+    ...         Relative.
+    ...     low, high : int
+    ...         The bounds.
+    ...     '''
+    >>> parameter_docs(f)
+    {'tol': 'Stop when the change is below it. Relative.', 'low': 'The bounds.', 'high': 'The bounds.'}
+    """
+    doc = inspect.getdoc(func) or ""
+    sections = list(_SECTION.finditer(doc))
+    start = next((k for k, m in enumerate(sections) if m.group(1) == "Parameters"), None)
+    if start is None:
+        return {}
+    end = sections[start + 1].start() if start + 1 < len(sections) else len(doc)
+    docs: dict[str, list[str]] = {}
+    names: list[str] = []
+    for line in doc[sections[start].end():end].splitlines():
+        if line[:1].strip():                                   # "name : type" at the section's indent
+            match = _PARAMETER.match(line)
+            names = [n.strip() for n in match.group(1).split(",")] if match else []
+            for name in names:
+                docs[name] = []
+        elif line.strip():
+            for name in names:
+                docs[name].append(line.strip())
+    return {name: " ".join(words) for name, words in docs.items()}

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from .errors import ConfigError
-from .params import compile_check, did_you_mean, settings_hints
+from .params import compile_check, describe, did_you_mean, parameter_docs, settings_hints
 
 #: Keyword-only parameters the runner supplies itself; never settable from a config.
 RUNNER_KEYWORDS = {"callback", "rng", "dataset", "result", "reference", "constraints"}
@@ -40,6 +40,8 @@ class Entry:
     ``instead_of_kernel`` (solvers only) is empty for a solver that starts from the initial kernel
     K0 = G0 G0ᵀ of the config's ``kernel:``; for one that does not, it says in words what the solver
     builds instead, and a config giving it a ``kernel:`` is refused (:func:`kernlearn_cli.config.bind_cell`).
+    ``inductive`` (solvers only) says how ``kernlearn embed`` maps new points (:data:`INDUCTIVE`):
+    ``"landmarks"``, ``"initial factor"``, or empty for a transductive solver.
     """
 
     name: str
@@ -47,6 +49,7 @@ class Entry:
     summary: str
     triplets: bool = False
     instead_of_kernel: str = ""
+    inductive: str = ""
     #: Setting -> its annotation with the ``Annotated`` metadata (evaluated once, at registration) ...
     hints: dict[str, Any] = field(default_factory=dict)
     #: ... and its check, ``(value, where) -> converted value`` (:func:`kernlearn_cli.params.compile_check`).
@@ -60,6 +63,12 @@ class Entry:
     def _parameters(self) -> dict[str, inspect.Parameter]:
         return settings(self.func)
 
+    @functools.cached_property
+    def descriptions(self) -> dict[str, str]:
+        """Setting -> its description in the numpydoc ``Parameters`` of the docstring ('' without one)."""
+        docs = parameter_docs(self.func)
+        return {p: docs.get(p, "") for p in self.parameters()}
+
 
 def settings(func: Callable) -> dict[str, inspect.Parameter]:
     """The keyword-only parameters of ``func`` that a config may set (not :data:`RUNNER_KEYWORDS`)."""
@@ -72,14 +81,18 @@ class Registry:
 
     ``builtins`` maps the name of each built-in component to the module that registers it
     (:data:`BUILTINS`); a module is imported the first time one of its names is looked up.
+    ``shared`` maps each setting a config may give every component of the kind, beside the
+    component's own, and that the runner handles (the constraint generators' ``reference``) to
+    (what it accepts, what it does), for ``kernlearn list``.
     """
 
-    def __init__(self, kind: str, builtins: dict[str, str]):
+    def __init__(self, kind: str, builtins: dict[str, str], shared: dict[str, tuple[str, str]] | None = None):
         self.kind = kind
+        self.shared = shared or {}
         self._entries: dict[str, Entry] = {}
         self._builtins = builtins
 
-    def register(self, name: str, *, triplets: bool = False, instead_of_kernel: str = ""):
+    def register(self, name: str, *, triplets: bool = False, instead_of_kernel: str = "", inductive: str = ""):
         """Decorator registering ``func`` under ``name``.
 
         Parameters
@@ -91,7 +104,14 @@ class Registry:
         instead_of_kernel : str
             For solvers that do not use the initial kernel K0 (their ``G0`` argument is None): what
             they build instead, in words, for the message refusing a config's ``kernel:``.
+        inductive : {"", "landmarks", "initial factor"}
+            For solvers: how ``kernlearn embed`` maps new points (:data:`INDUCTIVE`); empty for a
+            transductive solver.
         """
+        if inductive not in ("", *INDUCTIVE):
+            raise ValueError(f"{self.kind} '{name}': inductive must be '' or one of {', '.join(INDUCTIVE)}, "
+                             f"got {inductive!r}.")
+
         def deco(func):
             if name in self._entries or self._builtins.get(name, func.__module__) != func.__module__:
                 raise RuntimeError(f"{self.kind} '{name}' registered twice")
@@ -106,9 +126,18 @@ class Registry:
                                       for k, v in kwargs.items()})
 
             self._entries[name] = Entry(name, checked, doc.split("\n\n")[0].replace("\n", " "), triplets=triplets,
-                                        instead_of_kernel=instead_of_kernel, hints=hints, checks=checks)
+                                        instead_of_kernel=instead_of_kernel, inductive=inductive, hints=hints,
+                                        checks=checks)
             return checked
         return deco
+
+    def setting_rows(self, entry: Entry) -> list[tuple[str, str, str, str]]:
+        """(setting, default, what it accepts, description) of each setting of ``entry``, then of the
+        settings every component of the kind takes (``shared``); the default is ``(required)`` for a
+        setting without one, the description '' for a setting its docstring does not describe."""
+        rows = [(p, "(required)" if par.default is par.empty else repr(par.default), describe(entry.hints[p]),
+                 entry.descriptions[p]) for p, par in entry.parameters().items()]
+        return rows + [(p, "", accepts, what) for p, (accepts, what) in self.shared.items()]
 
     def names(self) -> list[str]:
         """Every name registered so far or built in (imports nothing)."""
@@ -160,6 +189,26 @@ class Registry:
         return entry, params
 
 
+#: How an inductive solver's learned kernel maps new points (``kernlearn embed``, :mod:`kernlearn_cli.embed`).
+INDUCTIVE = {"landmarks": "through their landmarks",
+             "initial factor": "through the initial factor G0, with a linear or rbf initial kernel"}
+
+
+def inductive_solvers() -> dict[str, str]:
+    """Solver name -> how it maps new points (:data:`INDUCTIVE`), for every inductive solver
+    (imports every solver module and plugin)."""
+    return {e.name: INDUCTIVE[e.inductive] for e in solvers.entries() if e.inductive}
+
+
+def inductive_text() -> str:
+    """The inductive solvers in words, those mapping new points alike together:
+    ``burg, trin: through the initial factor G0, ...; nystrom: through their landmarks``."""
+    ways: dict[str, list[str]] = {}
+    for name, way in inductive_solvers().items():
+        ways.setdefault(way, []).append(name)
+    return "; ".join(f"{', '.join(names)}: {way}" for way, names in ways.items())
+
+
 #: The built-in components: module (inside ``kernlearn_cli``) -> {registry: the names it registers}.
 #: A registry imports a module only when one of its names is looked up, so a cell imports the
 #: components it uses and no others (no other solver's compiled kernels); ``kernlearn list``
@@ -202,7 +251,9 @@ def _builtins(key: str) -> dict[str, str]:
 
 datasets = Registry("dataset", _builtins("datasets"))
 kernels = Registry("kernel", _builtins("kernels"))
-constraints = Registry("constraint generator", _builtins("constraints"))
+constraints = Registry("constraint generator", _builtins("constraints"), shared={
+    "reference": ("a kernel spec such as {name: rbf} (default: the initial kernel)",
+                  "The kernel whose squared distances the generator reads (e.g. the bounds b of random_pairs).")})
 solvers = Registry("solver", _builtins("solvers"))
 evaluators = Registry("evaluator", _builtins("evaluators"))
 

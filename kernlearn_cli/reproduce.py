@@ -42,15 +42,18 @@ STATUS_MARKER = "status"
 
 @dataclass(frozen=True)
 class Layout:
-    """Where a (quick) reproduction writes."""
+    """Where a (quick) reproduction writes; ``full_records``: for a quick one, the full run's record
+    archives (``--plan`` prices the quick cells not run yet by the full run's cells)."""
 
     root: Path
     docs: Path
+    full_records: Path | None = None
 
     @classmethod
     def of(cls, results: Path, quick: bool, docs: Path | None = None) -> "Layout":
         root = Path(results) / "quick" if quick else Path(results)
-        return cls(root, Path(docs) if docs is not None else (root / "docs" if quick else Path("docs") / "papers"))
+        return cls(root, Path(docs) if docs is not None else (root / "docs" if quick else Path("docs") / "papers"),
+                   Path(results) / "records" if quick else None)
 
     @property
     def tables(self) -> Path:
@@ -102,6 +105,17 @@ def check(study: Study, quick: bool) -> int:
         except KernlearnError as exc:
             raise ConfigError(f"study '{study.path}', experiment '{e.name}': {exc}") from None
     return cells
+
+
+def statements_text(study: Study) -> str:
+    """The paper's statements counted as its page and the README's status table count them: those
+    the study judges by a rule, those it shows as not comparable, those it cannot test, and their
+    total (statements shown as context, with no verdict, apart)."""
+    kinds = [s.kind for s in study.statements]
+    total = len(kinds) - kinds.count("context") + len(study.untested)
+    return (f"{kinds.count('judged')} judged + {kinds.count('not comparable')} not comparable + "
+            f"{len(study.untested)} untested = {total} statement(s) of the paper"
+            + (f", and {kinds.count('context')} shown as context" if "context" in kinds else ""))
 
 
 def history_sources(study: Study) -> set[str]:
@@ -180,7 +194,9 @@ def plan_rows(study: Study, layout: Layout, quick: bool, jobs: int = 1) -> list[
     """Per experiment: cells, archived, left, and the estimated compute left (seconds).  A cell left
     costs the mean CPU time of the archived cells at its grid point (its other seeds), else of all
     the experiment's archived cells (their wall time for records made before CPU time was
-    recorded), else the study's ``seconds_per_cell``.  CPU time, not wall time: a busy machine
+    recorded), else the study's ``seconds_per_cell``.  A quick run with no archived cell of an
+    experiment is priced likewise by the full run's archived cells (its cells are the full run's at
+    fewer seeds or grid points).  CPU time, not wall time: a busy machine
     stretches the wall time of the cells, not their compute.  Cells that share the cores cost more
     CPU time each (caches, memory bandwidth), so when the archive has cells run as many at a time
     as ``jobs`` workers would run this experiment's, only those price it."""
@@ -191,10 +207,14 @@ def plan_rows(study: Study, layout: Layout, quick: bool, jobs: int = 1) -> list[
         cells = {c.id: c for c in expand(expected_config(e, quick))}
         archive = Archive.read(layout.archive(study, e.name), e.name)
         done = [r for c, r in archive.records.items() if c in cells]
+        priced, source = done, "archive"
+        if not done and layout.full_records is not None:
+            priced = list(Archive.read(layout.full_records / study.paper / f"{e.name}{SUFFIX}", e.name).records.values())
+            source = "full run's archive"
         workers = min(jobs, e.jobs or jobs)
-        alike = [r for r in done if (r.get("provenance") or {}).get("workers") == workers]
+        alike = [r for r in priced if (r.get("provenance") or {}).get("workers") == workers]
         costs: dict[str, list] = {}
-        for r in alike or done:
+        for r in alike or priced:
             p = r.get("provenance") or {}
             costs.setdefault(_grid_point(r.get("grid")), []).append(p.get("cpu_seconds", p.get("wall_seconds",
                                                                                              r["seconds"])))
@@ -207,7 +227,7 @@ def plan_rows(study: Study, layout: Layout, quick: bool, jobs: int = 1) -> list[
             by_point += bool(same)
             seconds += sum(same) / len(same) if same else (mean or 0.0)
         known = mean is not None or by_point == len(left)
-        basis = ("archive" + (f" cells run {workers} at a time" if 0 < len(alike) < len(done) else "")
+        basis = (source + (f" cells run {workers} at a time" if 0 < len(alike) < len(priced) else "")
                  + (f", {by_point} of {len(left)} left at an archived grid point" if left else "")
                  if every else "study" if e.seconds_per_cell else "unknown")
         rows.append({"experiment": e.name, "cells": len(cells), "archived": len(done), "left": len(left),
@@ -429,17 +449,17 @@ def page(study: Study, v: pd.DataFrame, layout: Layout, command: str) -> str:
     out = [f"# {study.title}", "",
            f"<!-- Generated by `{command}` from {_rel(study.path, Path.cwd())}: edit the study file, "
            f"not this page. -->", ""]
-    if study.summary:
-        out += [study.summary, ""]
+    if study.citation:
+        out += [f"**Paper:** {citation_text(study.citation)}", ""]
     if len(v) or study.untested:
         verdict = (f"**Verdict:** {tally(v, len(study.untested))} (one verdict per statement of the paper; "
                    f"kinds and rules in [studies](../studies.md)).")
     else:
         verdict = ("**Verdict:** none — the paper's text we work from prints no number to compare with; the "
                    "tables below are ours.")
-    out += [f"{verdict} "
-            f"**Run it:** `kernlearn reproduce {study.paper}` (add `--quick` for a smoke run, "
-            f"`--launcher slurm` for a cluster)." + (f" **Paper:** `{study.source}`." if study.source else ""), ""]
+    out += [verdict, ""] + ([study.summary, ""] if study.summary else [])
+    out += [f"**Run it:** `kernlearn reproduce {study.paper}` (add `--quick` for a smoke run, `--launcher slurm` "
+            f"for a cluster).", ""]
     if study.protocol:
         out += ["## Protocol", "", study.protocol, ""]
     tables = v.attrs.get("tables", {})
@@ -455,9 +475,7 @@ def page(study: Study, v: pd.DataFrame, layout: Layout, command: str) -> str:
         mine = v[[s.entries[0].table == t.name for s in study.statements]] if len(v) else v
         if len(mine):
             out += [f"The paper's statements beside ours ({tally(mine)}):", "", verdict_table(mine), ""]
-    if study.untested:
-        out += ["## Statements we cannot test", "", "| paper's statement | why |", "| --- | --- |",
-                *(f"| {' '.join(w.split())} | {' '.join(y.split())} |" for w, y in study.untested), ""]
+    out += untested_section(study.untested)
     figures = [f for f in study.figures.values() if (layout.figures / f.name).exists()]
     if figures:
         out += ["## Figures", ""]
@@ -465,6 +483,46 @@ def page(study: Study, v: pd.DataFrame, layout: Layout, command: str) -> str:
             out += [f"![{f.title or f.name}]({_rel(layout.figures / f.name, here)})", ""]
     out += provenance_section(study, layout)
     return "\n".join(out).rstrip() + "\n"
+
+
+def citation_text(citation: dict) -> str:
+    """A study's ``citation`` as one line: authors (year). Title. *Venue*. DOI, URL, note."""
+    doi = f" DOI [{citation['doi']}](https://doi.org/{citation['doi']})." if citation.get("doi") else ""
+    note = f" {citation['note']}" if citation.get("note") else ""
+    return (f"{citation['authors']} ({citation['year']}). {citation['title']}. *{citation['venue']}*.{doi} "
+            f"<{citation['url']}>{note}")
+
+
+def _grouped_places(wheres: list[str]) -> list[str]:
+    """Statements' places, a run of places that differ only after their last comma given once:
+    ``Table 3, Breast, Iter., α = 2`` and ``..., α = 4`` give ``Table 3, Breast, Iter.: α = 2; α = 4``."""
+    runs: list[list[str]] = []
+    for where in wheres:
+        if runs and where.rpartition(", ")[0] and where.rpartition(", ")[0] == runs[-1][0].rpartition(", ")[0]:
+            runs[-1].append(where)
+        else:
+            runs.append([where])
+    return [run[0] if len(run) == 1 else f"{run[0].rpartition(', ')[0]}: "
+            + "; ".join(w.rpartition(", ")[2] for w in run) for run in runs]
+
+
+def untested_section(untested: list) -> list[str]:
+    """The statements we cannot test, grouped by their reason, most statements first: a reason that
+    several share is given once, with their count and places; the others in one table."""
+    if not untested:
+        return []
+    groups: dict[str, list[str]] = {}
+    for where, why in untested:
+        groups.setdefault(" ".join(why.split()), []).append(" ".join(where.split()))
+    out = ["## Statements we cannot test", "",
+           f"{len(untested)} statement(s), for {len(groups)} reason(s).", ""]
+    shared = sorted(((why, wheres) for why, wheres in groups.items() if len(wheres) > 1), key=lambda g: -len(g[1]))
+    for why, wheres in shared:
+        out += [f"**{len(wheres)} statements.** {why}", "", *(f"- {line}" for line in _grouped_places(wheres)), ""]
+    single = [(wheres[0], why) for why, wheres in groups.items() if len(wheres) == 1]
+    if single:
+        out += ["| paper's statement | why |", "| --- | --- |", *(f"| {w} | {y} |" for w, y in single), ""]
+    return out
 
 
 def provenance_section(study: Study, layout: Layout) -> list[str]:

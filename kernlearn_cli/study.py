@@ -88,6 +88,7 @@ class Study:
     figures: dict = field(default_factory=dict)
     statements: list = field(default_factory=list)
     untested: list = field(default_factory=list)       # (where, why) of statements we cannot test
+    citation: dict = field(default_factory=dict)       # CITATION_KEYS -> text (year: int); empty: none given
 
     @property
     def folder(self) -> Path:
@@ -334,6 +335,21 @@ def _statement(r: _Reader, k: int, spec, tables: dict) -> Statement:
                      holds == "most")
 
 
+#: The keys of a study's ``citation`` (all but ``doi`` and ``note`` required).
+CITATION_KEYS = ("authors", "title", "venue", "year", "url", "doi", "note")
+
+
+def _citation(r: _Reader, spec) -> dict:
+    if spec is None:
+        return {}
+    spec = r.mapping(spec, "citation")
+    r.keys(spec, "citation", set(CITATION_KEYS), set(CITATION_KEYS) - {"doi", "note"})
+    year = spec["year"]
+    if isinstance(year, bool) or not isinstance(year, int):
+        r.fail("citation.year", f"expected the year of publication as an integer, got {year!r}")
+    return {k: year if k == "year" else r.text(spec[k], f"citation.{k}") for k in CITATION_KEYS if k in spec}
+
+
 def _untested(r: _Reader, k: int, spec) -> tuple:
     key = f"untested[{k}]"
     spec = r.mapping(spec, key)
@@ -353,8 +369,8 @@ def load_study(path: Path) -> Study:
     except UnicodeDecodeError:
         r.fail("file", "not UTF-8 text")
     data = r.mapping(data, "top level")
-    r.keys(data, "top level", {"paper", "title", "source", "summary", "protocol", "experiments", "tables",
-                               "figures", "statements", "untested"}, {"paper", "title", "experiments"})
+    r.keys(data, "top level", {"paper", "title", "source", "citation", "summary", "protocol", "experiments",
+                               "tables", "figures", "statements", "untested"}, {"paper", "title", "experiments"})
     paper = r.text(data["paper"], "paper")
     if paper != path.parent.name:
         r.fail("paper", f"'{paper}' must be the name of the study's folder, '{path.parent.name}'")
@@ -377,7 +393,7 @@ def load_study(path: Path) -> Study:
     return Study(paper, r.text(data["title"], "title"), path, r.text(data.get("source"), "source"),
                  r.text(data.get("summary"), "summary"), r.text(data.get("protocol"), "protocol"),
                  experiments, tables, figures, [_statement(r, k, spec, tables) for k, spec in enumerate(statements)],
-                 [_untested(r, k, spec) for k, spec in enumerate(untested)])
+                 [_untested(r, k, spec) for k, spec in enumerate(untested)], _citation(r, data.get("citation")))
 
 
 def study_names(root: Path = STUDIES_DIR) -> list[str]:

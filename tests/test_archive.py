@@ -297,3 +297,17 @@ def test_records_made_under_old_ids_are_found_under_the_new_ones(tmp_path):
         (tmp_path / "out" / old / "record.json").write_text(json.dumps(rec))
     assert sorted(cell for cell, _, _ in records_of(tmp_path / "out")) == sorted([c.id for c in cells] + [cells[0].id])
     assert len(load_records([tmp_path / "out"])[0]) == 2                # counted once
+
+
+def test_quick_plan_prices_by_the_full_runs_archive(study, whole):
+    """A quick run not made yet is priced by the full run's archived cells at its grid points (the
+    quick run's cells are the full run's at fewer seeds), not "compute unknown": 100-constraint
+    cells archived at 10 s of CPU, the others at 1 s; the quick run's 3 seeds cost 3 × 12 s."""
+    path = whole / "records" / "tinypaper" / "burg.jsonl.gz"
+    archive = Archive.read(path)
+    for rec in archive.records.values():
+        rec["provenance"]["cpu_seconds"] = 10.0 if rec["grid"]["constraints.count"] == 100 else 1.0
+    archive.write()
+    res = reproduce(study, whole, "--quick", "--plan")
+    assert "burg | 9 | 0 | 9 | 36s (4.0 s per cell, from the full run's archive, 9 of 9 left at an archived " \
+           "grid point)" in res.stdout, res.stdout

@@ -313,3 +313,70 @@ def test_a_components_error_names_the_component_and_config_not_another(tmp_path)
     with pytest.raises(ConfigError, match=r"^triplet #0 \(i, j, k\) = \(0, 1, 1\) repeats an index") as err:
         pr_cg(np.eye(3), Constraints.triplets(np.array([0]), np.array([1]), np.array([1])))
     assert "trin" not in str(err.value)
+
+
+def test_show_prints_checks_settings_a_failed_cell_and_cells_by_number(tmp_path, inproc):
+    """`kernlearn show` prints each certificate check against its tolerance and the solver's settings;
+    a failed cell shows its failed.json (not FileNotFoundError); a cell is found by its number (as
+    `plan` and `run --array-index` number them); a results folder alone lists its numbered cells."""
+    from kernlearn_cli.config import expand, load
+    from kernlearn_cli.io import write_failure
+
+    cfg = config(tmp_path, grid={"constraints.count": [10, 30]}, solver={"name": "burg", "slack": 1.0, "tol": 1e-4})
+    out = tmp_path / "out"
+    assert kernlearn("run", cfg, "--out", out).returncode == 0
+    first, second = expand(load(cfg))
+    code, shown, err = inproc("show", out / first.id)
+    assert code == 0, err
+    rec = json.loads((out / first.id / "record.json").read_text())
+    assert "solver      burg: slack=1.0, tol=0.0001;" in shown
+    for name, check in rec["certificate"]["checks"].items():
+        assert f"{name} {check['value']:.4g} {'<=' if check['met'] else '>'} tol {check['tol']:.4g}: " in shown, name
+    assert inproc("show", out, "0")[1] == inproc("show", out, first.id)[1] == shown
+
+    (out / second.id / "record.json").unlink()                  # the second cell failed on its last attempt
+    (out / second.id / "factors.h5").unlink()
+    write_failure(out / second.id, {"cell": second.id, "index": 1, "seed": 0, "kind": "solver",
+                                    "error": "burg: the constraints are infeasible", "certificate": {}})
+    for args in ([out / second.id], [out, second.id], [out, "1"]):
+        code, failed, err = inproc("show", *args)
+        assert code == 0 and "FileNotFoundError" not in err, err
+        assert "FAILED (solver)" in failed and "error       burg: the constraints are infeasible" in failed
+        assert "solver      burg: slack=1.0, tol=0.0001;" in failed
+    code, listed, _ = inproc("show", out)
+    assert code == 0 and f"   0  {first.id}  finished" in listed and f"   1  {second.id}  failed" in listed
+    assert "2 cell(s): 1 finished, 1 failed" in listed
+    code, _, err = inproc("show", out, "2")
+    assert code == 2 and "numbered 0 to 1; there is no cell 2" in err and f"kernlearn show {out}` lists" in err
+
+
+def test_embed_help_lists_every_inductive_solver(inproc):
+    """`embed --help` names every solver the registry marks inductive, and no transductive one."""
+    from kernlearn_cli.registry import inductive_solvers, solvers
+
+    code, out, _ = inproc("embed", "--help")
+    inductive = inductive_solvers()
+    assert code == 0 and {"burg", "von_neumann", "trin", "pr_cg", "nystrom", "nystrom_prior"} <= set(inductive)
+    listed = " ".join(out.split("Inductive solvers:")[1].split("Arguments:")[0].split()).rstrip(".")
+    names = [name for group in listed.split("; ") for name in group.split(": ")[0].split(", ")]
+    assert sorted(names) == sorted(inductive) and set(inductive) < set(solvers.names()), listed
+
+
+def test_list_describes_every_setting_and_the_generators_reference(inproc):
+    """`kernlearn list` gives each setting's default, what it accepts and what it does (from the
+    docstring), and the `reference` kernel every constraint generator takes."""
+    from kernlearn_cli.params import describe
+    from kernlearn_cli.registry import REGISTRIES
+
+    code, out, _ = inproc("list")
+    assert code == 0
+    for reg in REGISTRIES.values():
+        for entry in reg.entries():
+            for p, par in entry.parameters().items():
+                assert entry.descriptions[p], f"{reg.kind} '{entry.name}': setting '{p}' has no description"
+                default = " (required)" if par.default is par.empty else f"={par.default!r}"
+                assert f"      {p}{default}: {describe(entry.hints[p])} — " in out, (entry.name, p)
+    assert "every constraint generator also takes\n      reference: a kernel spec" in out
+    code, one, _ = inproc("list", "constraints", "random_pairs")
+    assert code == 0 and "  count = 100\n      an int in [1, inf)\n      Number of pairs" in one
+    assert "  reference\n      a kernel spec" in one

@@ -58,7 +58,8 @@ def test_list_shows_the_new_components_with_their_summaries(example):
     assert done.returncode == 0, done.stderr
     assert "Two concentric rings in the plane" in done.stdout
     assert "Kulis et al. (2006) Algorithm 1 in plain NumPy" in done.stdout
-    assert "[tol=0.001, feas_tol=0.001, max_sweeps=1000]" in done.stdout
+    assert "      tol=0.001: a float in (0, inf) — Stop when the dual variables change by at most" in done.stdout
+    assert "      max_sweeps=1000: an int in [1, inf) — Give up after this many sweeps (>= 1)" in done.stdout
     for name in NEW.values():
         assert re.search(rf"^\s+{name}\s", done.stdout, re.MULTILINE), name
 

@@ -332,7 +332,9 @@ def test_reproduce_end_to_end(tmp_path, inproc):
 def test_reproduce_check_and_bad_launcher(tmp_path, inproc):
     path = write_study(tmp_path / "tinypaper")
     code, out, _ = inproc("reproduce", path, "--check")
-    assert code == 0 and "tinypaper: ok (2 experiment(s), 6 cell(s), 2 table(s), 1 figure(s), 3 statement(s) of the paper)" in out
+    # the statements counted as the page and the README count them: judged + not comparable + untested
+    assert code == 0 and ("tinypaper: ok (2 experiment(s), 6 cell(s), 2 table(s), 1 figure(s); 3 judged + 0 not "
+                          "comparable + 1 untested = 4 statement(s) of the paper)") in out, out
     code, _, err = inproc("reproduce", path, "--launcher", "pbs", "--results", tmp_path / "r")
     assert code == 2 and "expected local or slurm" in err and not (tmp_path / "r").exists()
 
@@ -398,3 +400,47 @@ def test_labelings_by_budget_equal_time_not_equal_counts():
     assert (T, L) == (150.0, {"cheap": 50, "mid": 16, "dear": 2})
     assert labelings_by_budget({"a": 1.0}, {"a": 50}, 1e9) == (math.inf, {"a": 50})
     assert labelings_by_budget({"a": 1000.0}, {"a": 50}, 10) == (0.0, {"a": 1})
+
+
+def test_every_paper_page_cites_its_paper_and_groups_untested_statements_by_reason():
+    """Each committed study gives a full citation (authors, title, venue, year, URL) and its page
+    opens with it; a reason shared by several untested statements is given once, with their count."""
+    from kernlearn_cli.reproduce import citation_text
+
+    for path in find_studies("all", REPO / "configs" / "papers"):
+        study = load_study(path)
+        assert {"authors", "title", "venue", "year", "url"} <= set(study.citation), study.paper
+        assert study.citation["url"].startswith("https://"), study.paper
+        page = (REPO / "docs" / "papers" / f"{study.paper}.md").read_text()
+        assert f"**Paper:** {citation_text(study.citation)}" in page.split("## Protocol")[0], study.paper
+        reasons = [" ".join(why.split()) for _, why in study.untested]
+        for why in set(reasons):
+            assert page.count(why) == 1, (study.paper, why[:60])
+            if reasons.count(why) > 1:
+                assert f"**{reasons.count(why)} statements.** {why}" in page, study.paper
+    li2009 = (REPO / "docs" / "papers" / "li2009.md").read_text()
+    assert "**72 statements.** not run: stage 1 of the study" in li2009
+    assert "- Table 3, Breast, Iter.: α = 2; α = 4; α = 8; α = 16; α = 32; α = 64; α = 128; baseline" in li2009
+
+
+def test_untested_section_and_citation_text():
+    from kernlearn_cli.reproduce import citation_text, untested_section
+
+    section = untested_section([("Table 1, a, x = 1", "budget"), ("Table 1, a, x = 2", "budget"),
+                                ("Fig. 2: 'p, q'", "qualitative"), ("Table 1, b, x = 1", "budget")])
+    assert section == ["## Statements we cannot test", "", "4 statement(s), for 2 reason(s).", "",
+                       "**3 statements.** budget", "", "- Table 1, a: x = 1; x = 2", "- Table 1, b, x = 1", "",
+                       "| paper's statement | why |", "| --- | --- |", "| Fig. 2: 'p, q' | qualitative |", ""]
+    assert untested_section([]) == []
+    cite = {"authors": "A. B, C. D", "title": "T", "venue": "V 2", "year": 2001, "url": "https://x.org/1",
+            "doi": "10.1/2"}
+    assert citation_text(cite) == "A. B, C. D (2001). T. *V 2*. DOI [10.1/2](https://doi.org/10.1/2). <https://x.org/1>"
+
+
+def test_a_citation_without_its_year_or_url_is_refused(tmp_path):
+    study = {**STUDY, "citation": {"authors": "A", "title": "T", "venue": "V", "year": "2001"}}
+    with pytest.raises(ConfigError, match=r"citation: missing url"):
+        load_study(write_study(tmp_path / "tinypaper", study))
+    study["citation"]["url"] = "https://x.org"
+    with pytest.raises(ConfigError, match=r"citation.year: expected the year of publication as an integer"):
+        load_study(write_study(tmp_path / "tinypaper", study))

@@ -224,6 +224,11 @@ def from_file(ds, G_ref, *, rng, path: str) -> Constraints:
     order, kind and bound; or the same triplet), a negative ``dist_le`` / ``dist_eq`` bound (a
     squared distance is never negative), an index out of range (with a hint when the file looks
     1-based: no index 0 and a largest index of n).
+
+    Parameters
+    ----------
+    path : str
+        The CSV file (pairs or triplets, as above).
     """
     import pandas as pd
 

@@ -304,7 +304,7 @@ def _inductive_arrays(Z, b, S) -> dict:
     return {"landmarks": Z, "S": S, "kernel_width": np.array(b)}
 
 
-@solvers.register("nystrom", instead_of_kernel=OWN_KERNEL)
+@solvers.register("nystrom", instead_of_kernel=OWN_KERNEL, inductive="landmarks")
 def nystrom(G0: np.ndarray, constraints: Constraints, *, dataset, rng, landmarks: PositiveInt = 100,
             landmark_method: LandmarkMethod = "kmeans", rcond: Fraction = 1e-10) -> SolverResult:
     """Standard Nyström: K = E W^+ E^T with the same landmarks as ``nystrom_prior`` (the baseline).
@@ -334,7 +334,7 @@ def nystrom(G0: np.ndarray, constraints: Constraints, *, dataset, rng, landmarks
                   not_applicable("closed form (K = E W^+ E^T), nothing is iterated"), "nystrom")
 
 
-@solvers.register("nystrom_prior", instead_of_kernel=OWN_KERNEL)
+@solvers.register("nystrom_prior", instead_of_kernel=OWN_KERNEL, inductive="landmarks")
 def nystrom_prior(G0: np.ndarray, constraints: Constraints, *, dataset, rng, landmarks: PositiveInt = 100,
                   landmark_method: LandmarkMethod = "kmeans",
                   lam: Annotated[list[Positive], Length(1)] | Positive = 1.0, tol: Positive = 1e-8,
@@ -357,6 +357,7 @@ def nystrom_prior(G0: np.ndarray, constraints: Constraints, *, dataset, rng, lan
     landmarks : int
         m, 1 <= m <= n.
     landmark_method : {"kmeans", "uniform"}
+        k-means centroids, or a uniform sample of the points.
     lam : float or list of float
         lambda > 0; a (non-empty) list selects by NKA: the maximiser of rho[S(lam), S0] * rho[E_l S(lam) E_l^T, K*_l]
         (the whole curve is kept in the history as ``nka_lambda``, ``nka_score``).

@@ -37,6 +37,21 @@ def pcp_sdp(G0: np.ndarray, constraints: Constraints, *, dataset, gamma: Positiv
     KKT conditions of the returned K independently of the backend: Z = grad f(K) = L + gamma R
     (R_ij = K_ij - T_ij on T) must be PSD and complementary to K, each to ``kkt_tol``
     (relative: -lambda_min(Z) / ||Z||_2 and |<Z, K>| / (||Z||_F ||K||_F)).
+
+    Parameters
+    ----------
+    gamma : float
+        Weight of the pair term (> 0), as for ``admm``.
+    neighbors, sigma_neighbors : int
+        The manifold's k-NN graph (1 <= k < n), see :func:`kernlearn_cli.graph.knn_laplacian`.
+    laplacian : {"normalized", "unnormalized"}
+        Its Laplacian, see :func:`kernlearn_cli.graph.knn_laplacian`.
+    scale : {"none", "minmax", "standard"}
+        Feature scaling before the graph (:func:`kernlearn_cli.graph.scale_features`).
+    backend : {"clarabel", "scs"}
+        The cvxpy solver.
+    kkt_tol : float
+        Relative tolerance (> 0) of the certificate's KKT checks.
     """
     try:
         import cvxpy as cp

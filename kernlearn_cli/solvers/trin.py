@@ -942,7 +942,7 @@ def _dense_cost(method: str):
     return cost
 
 
-@solvers.register("trin", triplets=True)
+@solvers.register("trin", triplets=True, inductive="initial factor")
 @estimated(_dense_cost("trin"))
 @_doc("Trust-region inexact Newton kernel learning with a LogDet regularizer (Li et al. 2009, TRIN).")
 def trin(G0: np.ndarray, constraints: Constraints, *, loss: LossName = "log", gamma: Positive = 1.0,
@@ -957,7 +957,7 @@ def trin(G0: np.ndarray, constraints: Constraints, *, loss: LossName = "log", ga
                           max_path_iter=max_path_iter, callback=callback), "trin")
 
 
-@solvers.register("pr_cg", triplets=True)
+@solvers.register("pr_cg", triplets=True, inductive="initial factor")
 @estimated(_dense_cost("pr_cg"))
 @_doc("Polak-Ribière⁺ nonlinear CG on the TRIN objective, with an exact line search that keeps K positive "
       "definite (the baseline of Li et al. 2009, Sec. 6.2).")
