@@ -53,8 +53,8 @@ def warn_if_compiling(solver: str, *kernels) -> None:
             return False
 
     if any(cold(kernel) for kernel in kernels):
-        warnings.warn(f"solver '{solver}': compiling its numba kernels, once per installation (about half a minute; "
-                      "later runs load them from numba's cache). `kernlearn warmup` compiles every solver's "
+        warnings.warn(f"solver '{solver}': compiling its numba kernels: up to a minute, once per installation "
+                      "(later runs load them from numba's cache). `kernlearn warmup` compiles every solver's "
                       "kernels ahead of a run.", CompilationWarning, stacklevel=2)
 
 
