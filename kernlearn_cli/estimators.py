@@ -15,7 +15,15 @@ inductive (:mod:`kernlearn_cli.embed`): through the initial factor for ``burg``,
 ``trin`` and ``pr_cg`` with a ``linear`` or ``rbf`` initial kernel, through the landmarks for the
 Nyström solvers; a transductive method transforms its training points only.  A solver that does
 not converge warns with :class:`~kernlearn_cli.solvers.protocol.ConvergenceWarning`, as on the
-command line.
+command line.  The output columns are named ``burgkernel0``, ``burgkernel1``, ...
+(``get_feature_names_out``), and ``set_output(transform="pandas")`` gives DataFrames.
+
+``random_state`` follows scikit-learn: an int is the cell's seed (the same bits as ``kernlearn
+run`` with that ``seed:`` and one BLAS thread), None, a ``RandomState`` or a ``Generator`` draw
+one (:func:`cell_seed`).  A ``y`` of one class is refused where the constraints are drawn from
+it.  ``constraint_params`` may name a ``reference`` kernel for the generator's bounds, as a
+config's ``constraints.reference`` does (``MEGKernel``'s stream of target distances needs one:
+an RBF kernel by default).
 
     >>> from sklearn.datasets import load_iris
     >>> from kernlearn_cli.estimators import BurgKernel
@@ -27,10 +35,11 @@ command line.
 from __future__ import annotations
 
 import inspect
+import numbers
 
 import numpy as np
-from sklearn.base import BaseEstimator, TransformerMixin
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
+from sklearn.utils.validation import check_is_fitted, check_random_state, validate_data
 
 from .embed import transform_through_initial
 from .errors import KernlearnError
@@ -40,12 +49,30 @@ from .registry import inductive_text, solvers
 from .types import Constraints, Dataset
 
 
-class KernelLearner(TransformerMixin, BaseEstimator):
+def cell_seed(random_state) -> int:
+    """The cell seed of a fit: an int ``random_state`` is the seed itself (the same bits as ``kernlearn
+    run`` with ``seed:`` that int); None (numpy's global RandomState), a RandomState or a Generator
+    give a seed drawn from it, as scikit-learn's ``check_random_state`` would."""
+    if isinstance(random_state, numbers.Integral) and random_state >= 0:
+        return int(random_state)
+    if isinstance(random_state, np.random.Generator):
+        return int(random_state.integers(0, 2**31 - 1))
+    try:
+        return int(check_random_state(random_state).randint(0, 2**31 - 1))
+    except ValueError:
+        raise ValueError(f"random_state = {random_state!r}: expected None, an int >= 0, a numpy.random.RandomState "
+                         "or a numpy.random.Generator.") from None
+
+
+class KernelLearner(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
     """Base of the estimators: a registered solver (``_solver``) as a transformer.
 
     Subclasses are made by :func:`_learner`, whose ``__init__`` takes the initial ``kernel`` and
-    its ``kernel_params``, the ``constraints`` generator and its ``constraint_params``,
-    ``random_state`` (the cell's seed) and every setting of the solver, with the solver's defaults.
+    its ``kernel_params``, the ``constraints`` generator and its ``constraint_params`` (with a
+    ``reference`` kernel, as in a config), ``random_state`` (the cell's seed, see
+    :func:`cell_seed`) and every setting of the solver, with the solver's defaults.  The
+    columns of ``transform`` are named ``<class name, lower case>0`` ... (``get_feature_names_out``;
+    ``set_output(transform="pandas")``).
     """
 
     _solver = ""
@@ -53,9 +80,9 @@ class KernelLearner(TransformerMixin, BaseEstimator):
     _constraint_defaults: dict = {}     # the generator's settings when constraint_params is None
 
     # ---- the solve --------------------------------------------------------------------------
-    def _bound(self, registry, name: str, params: dict | None, what: str):
+    def _bound(self, registry, spec, what: str):
         try:
-            return registry.bind({"name": name, **(params or {})}, f"{type(self).__name__}: {what}")
+            return registry.bind(spec, f"{type(self).__name__}: {what}")
         except KernlearnError as exc:
             raise ValueError(str(exc)) from None
 
@@ -79,33 +106,33 @@ class KernelLearner(TransformerMixin, BaseEstimator):
             classes, codes = np.unique(np.asarray(y), return_inverse=True)
             if len(codes) != len(X):
                 raise ValueError(f"{type(self).__name__}: y has {len(codes)} labels for {len(X)} points.")
-        ds = Dataset(name="array", X=X, y=codes, classes=None if classes is None else list(classes))
-        seed = int(self.random_state)
-        solver, settings = self._bound(solvers, self._solver, {k: getattr(self, k) for k in self._settings},
+        ds = Dataset(name="array", X=X, y=codes, classes=None if classes is None else classes.tolist())
+        seed = cell_seed(self.random_state)
+        solver, settings = self._bound(solvers, {"name": self._solver, **{k: getattr(self, k) for k in self._settings}},
                                        "solver")
         G0 = None
         if not solver.instead_of_kernel:
-            entry, params = self._bound(initial_kernels, self.kernel, self.kernel_params, "kernel")
+            entry, params = self._bound(initial_kernels, {"name": self.kernel, **(self.kernel_params or {})}, "kernel")
             G0 = entry.func(ds, **params)
-        if constraints is None:
-            if y is None:
-                raise ValueError(f"{type(self).__name__}: fit needs labels y (its constraints are drawn from them "
-                                 f"by '{self.constraints}') or constraints=.")
-            params = self._constraint_defaults if self.constraint_params is None else self.constraint_params
-            gen, params = self._bound(constraint_generators, self.constraints, params, "constraints")
-            try:
-                constraints = gen.func(ds, G0 if G0 is not None else X, rng=component_rng(seed, STREAM_CONSTRAINTS),
-                                       **params)
-            except KernlearnError as exc:
-                raise ValueError(str(exc)) from None
+        G_ref = G0 if G0 is not None else X
+        params = dict(self._constraint_defaults if self.constraint_params is None else self.constraint_params)
+        if "reference" in params:              # the kernel the generator's bounds come from, as in a config
+            entry, ref_params = self._bound(initial_kernels, params.pop("reference"), "constraints.reference")
+            G_ref = entry.func(ds, **ref_params)
         try:
-            result = solver.func(G0, constraints, **runner_extras(solver.func, ds, G0, seed), **settings)
+            if constraints is None:
+                gen, params = self._bound(constraint_generators, {"name": self.constraints, **params}, "constraints")
+                constraints = gen.func(ds, G_ref, rng=component_rng(seed, STREAM_CONSTRAINTS), **params)
+            result = solver.func(G0, constraints, **runner_extras(solver.func, ds, G_ref, seed), **settings)
         except KernlearnError as exc:
-            raise ValueError(str(exc)) from None
+            hint = (f" Pass labels y (the constraints are drawn from them by '{self.constraints}') or "
+                    "constraints= to fit." if y is None and constraints is None else "")
+            raise ValueError(f"{type(self).__name__}: {exc}{hint}") from None
         self.G_, self.constraints_, self.result_ = result.G, constraints, result
         self.certificate_, self.converged_ = result.certificate, result.converged
         self.n_iter_, self.objective_ = int(result.iterations), float(result.objective)
         self.G0_, self.X_fit_, self.dataset_ = G0, X, ds
+        self._n_features_out = self.G_.shape[1]
         return self
 
     def fit_transform(self, X, y=None, constraints: Constraints | None = None):
@@ -131,7 +158,7 @@ class KernelLearner(TransformerMixin, BaseEstimator):
             return factor_rows(np.ascontiguousarray(X), arrays["landmarks"], float(arrays["kernel_width"]),
                                psd_sqrt(arrays["S"]))
         if self.G0_ is not None and self.kernel in OUT_OF_SAMPLE and solvers.get(self._solver).inductive == "initial factor":
-            _, params = self._bound(initial_kernels, self.kernel, self.kernel_params, "kernel")
+            _, params = self._bound(initial_kernels, {"name": self.kernel, **(self.kernel_params or {})}, "kernel")
             try:
                 return transform_through_initial(self.G0_, self.G_,
                                                  OUT_OF_SAMPLE[self.kernel](self.dataset_, X, self.G0_, **params))
@@ -201,7 +228,12 @@ DefiniteBoostKernel = _learner("DefiniteBoostKernel", "definiteboost", kernel="r
                                constraints="idealized_pairs", constraint_defaults={"count": 20},
                                summary="DefiniteBoost (Tsuda et al. 2005): von Neumann projections on all "
                                        "constraints at once; transductive.")
+MEGKernel = _learner("MEGKernel", "meg", kernel="identity", constraints="distance_stream",
+                     constraint_defaults={"count": 1000, "reference": {"name": "rbf"}},
+                     summary="On-line Matrix Exponentiated Gradient (Tsuda et al. 2005, Sec. 3): one trial per "
+                             "example of a stream of squared distances under the reference kernel of "
+                             "constraint_params (labels not needed); transductive.")
 
 #: The estimators, by solver.
 ESTIMATORS = {cls._solver: cls for cls in (BurgKernel, VonNeumannKernel, TRINKernel, PRCGKernel, ADMMKernel,
-                                           NystromKernel, NystromPriorKernel, DefiniteBoostKernel)}
+                                           NystromKernel, NystromPriorKernel, DefiniteBoostKernel, MEGKernel)}

@@ -7,6 +7,8 @@ from typing import Any
 
 import numpy as np
 
+from .errors import DataError
+
 #: Constraint kinds and their integer codes (the order is part of the file format: new kinds
 #: are appended at the end).
 #: ``dist_*`` constrain the squared feature-space distance d(i, j) = K_ii + K_jj - 2 K_ij,
@@ -37,6 +39,33 @@ class Dataset:
     @property
     def n(self) -> int:
         return int(self.X.shape[0] if self.X is not None else self.K.shape[0])
+
+    def labels(self, user: str) -> np.ndarray:
+        """``y`` for a component that draws side information from the labels or scores against them.
+
+        Parameters
+        ----------
+        user : str
+            The component, as messages name it (``"constraint generator 'random_pairs'"``).
+
+        Raises
+        ------
+        DataError
+            Without labels, or with fewer than two classes: no dissimilar pair, out-of-class
+            neighbour or cluster to separate, and every label-based score would be trivially perfect.
+        """
+        if self.y is None:
+            raise DataError(f"{user} needs class labels, but dataset '{self.name}' has none.")
+        present = np.unique(self.y)
+        if len(present) < 2:
+            label = self.classes[present[0]] if self.classes else present[0].item()
+            source = f" (labels file {self.meta['labels']})" if "labels" in self.meta else ""
+            raise DataError(f"{user} needs at least two classes, but dataset '{self.name}'{source} has a single "
+                            f"class ({label!r} for all {len(self.y)} points): "
+                            "with one class there is nothing to separate (no dissimilar pair, no out-of-class "
+                            "neighbour), and a score against the labels (k-NN accuracy, NMI, ...) would be a "
+                            "trivial 1.0. Give labels of two or more classes.")
+        return self.y
 
 
 @dataclass

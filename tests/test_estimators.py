@@ -1,6 +1,7 @@
 """The scikit-learn estimators (kernlearn_cli.estimators): sklearn's own checks, pipelines and grid
 search, the same bits as the command line, and the README's notebook example."""
 
+import copy
 import re
 import subprocess
 import sys
@@ -11,9 +12,10 @@ import numpy as np
 import pytest
 import yaml
 from sklearn.datasets import load_iris
+from threadpoolctl import threadpool_limits
 
 from conftest import kernlearn
-from kernlearn_cli.estimators import ESTIMATORS, BurgKernel
+from kernlearn_cli.estimators import ESTIMATORS, BurgKernel, MEGKernel, cell_seed
 from kernlearn_cli.io import read_factors
 from kernlearn_cli.solvers.protocol import ConvergenceWarning
 
@@ -21,7 +23,8 @@ REPO = Path(__file__).resolve().parents[1]
 
 #: Settings that let each estimator fit sklearn's tiny check data (10-30 points, 1-5 features).
 CHECK_SETTINGS = {"burg": {"slack": 1.0}, "von_neumann": {"slack": 1.0}, "nystrom": {"landmarks": 5},
-                  "nystrom_prior": {"landmarks": 5}}
+                  "nystrom_prior": {"landmarks": 5},
+                  "meg": {"constraint_params": {"count": 100, "reference": {"name": "rbf"}}}}
 TRANSDUCTIVE = "transductive: it transforms its training points only, and this check transforms others"
 TOO_FEW = ("the check fits 10 points; the constraint generator's defaults need more (10 in-class and 10 "
            "out-of-class neighbours per labeled point)")
@@ -35,6 +38,8 @@ EXPECTED_FAILED = {
              "check_fit2d_1feature": "the check fits 10 points; the graph's bandwidth needs 10 neighbours"},
     "definiteboost": {"check_methods_sample_order_invariance": TRANSDUCTIVE,
                       "check_methods_subset_invariance": TRANSDUCTIVE, "check_fit_idempotent": TRANSDUCTIVE},
+    "meg": {"check_methods_sample_order_invariance": TRANSDUCTIVE,
+            "check_methods_subset_invariance": TRANSDUCTIVE, "check_fit_idempotent": TRANSDUCTIVE},
 }
 
 
@@ -104,3 +109,111 @@ def test_readme_notebook_example_runs():
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO, timeout=300)
     assert proc.returncode == 0, proc.stderr
     assert float(re.search(r"accuracy on held-out points: ([0-9.]+)", proc.stdout).group(1)) >= 0.85
+
+
+@pytest.mark.parametrize("random_state", [None, np.random.RandomState(0), np.random.default_rng(0), 7])
+def test_random_state_follows_scikit_learns_convention(random_state):
+    """None, a RandomState, a Generator or an int seed a fit (as check_random_state); the same state, the
+    same bits; an int is the cell's seed itself (test_the_estimator_is_the_command_lines_solver)."""
+    X, y = load_iris(return_X_y=True)
+    same_state = copy.deepcopy(random_state)
+    est = BurgKernel(slack=1.0, constraint_params={"count": 10}, random_state=random_state).fit(X, y)
+    assert est.G_.shape == (150, 4) and len(est.constraints_) == 10
+    if random_state is not None:
+        again = BurgKernel(slack=1.0, constraint_params={"count": 10}, random_state=same_state).fit(X, y)
+        assert again.G_.tobytes() == est.G_.tobytes()
+    assert cell_seed(7) == 7
+    with pytest.raises(ValueError, match=r"random_state = -1: expected None, an int >= 0, a numpy.random.RandomState"):
+        BurgKernel(random_state=-1).fit(X, y)
+
+
+@pytest.mark.parametrize("solver", sorted(ESTIMATORS))
+def test_one_class_labels_are_refused_where_constraints_are_drawn_from_them(solver):
+    """Every estimator that draws its constraints from y refuses a y of one class (no dissimilar pair)."""
+    X, y = load_iris(return_X_y=True)
+    est = ESTIMATORS[solver](**CHECK_SETTINGS.get(solver, {}))
+    if est.constraints == "distance_stream":        # MEG's stream needs no labels
+        assert est.fit(X[:20], y[:20]).G_.shape == (20, 20)
+        return
+    name = type(est).__name__
+    with pytest.raises(ValueError, match=rf"^{name}: constraint generator '{est.constraints}' needs at least two "
+                                         r"classes, but dataset 'array' has a single class \(0 for all 50 points\)"):
+        est.fit(X[:50], y[:50])
+    with pytest.raises(ValueError, match=rf"{name}: .* needs class labels.*Pass labels y .* or constraints= to fit"):
+        est.fit(X[:50])
+
+
+def test_one_class_labels_file_is_refused_by_the_command_line(tmp_path):
+    """A `files` dataset of one class: refused before solving by a label-based generator, and by a
+    label-based evaluator (no trivial k-NN accuracy 1.0) when the constraints come from a file."""
+    X, y = load_iris(return_X_y=True)
+    np.save(tmp_path / "x.npy", X[:50])
+    (tmp_path / "y.txt").write_text("".join(f"{v}\n" for v in y[:50]))
+    (tmp_path / "c.csv").write_text("i,j,kind,bound\n0,1,dist_le,1.0\n2,3,dist_ge,4.0\n")
+    base = {"name": "one", "seed": 0, "dataset": {"name": "files", "features": "x.npy", "labels": "y.txt"},
+            "kernel": {"name": "linear"}, "solver": {"name": "burg", "slack": 1.0}}
+    for generator, evaluator in [({"name": "idealized_pairs", "count": 20}, "kernel_kmeans_nmi"),
+                                 ({"name": "from_file", "path": "c.csv"}, "knn_accuracy")]:
+        (tmp_path / "c.yaml").write_text(yaml.safe_dump({**base, "constraints": generator,
+                                                         "evaluate": [{"name": evaluator}]}))
+        proc = kernlearn("run", "c.yaml", "--out", "out", cwd=tmp_path)
+        user = f"constraint generator '{generator['name']}'" if "count" in generator else f"evaluator '{evaluator}'"
+        assert proc.returncode == 2, proc.stderr
+        assert (f"{user} needs at least two classes, but dataset 'files' (labels file {tmp_path / 'y.txt'}) has a "
+                "single class (0 for all 50 points)") in " ".join(proc.stderr.split())
+        assert "Traceback" not in proc.stderr and "1.0000" not in proc.stdout
+
+
+def test_feature_names_and_pandas_output():
+    """Outputs named <class name lower case>0..r-1 (get_feature_names_out), a DataFrame under set_output."""
+    pd = pytest.importorskip("pandas")
+    X, y = load_iris(return_X_y=True)
+    est = BurgKernel(slack=1.0, constraint_params={"count": 20}).fit(X, y)
+    assert est.get_feature_names_out().tolist() == ["burgkernel0", "burgkernel1", "burgkernel2", "burgkernel3"]
+    out = est.set_output(transform="pandas").transform(X[:3])
+    assert isinstance(out, pd.DataFrame) and out.columns.tolist() == est.get_feature_names_out().tolist()
+    np.testing.assert_array_equal(out.to_numpy(), est.set_output(transform="default").transform(X[:3]))
+    assert est.set_output(transform="pandas").fit_transform(X, y).shape == (150, 4)
+
+
+def test_meg_estimator_is_the_command_lines_solver(tmp_path):
+    """MEGKernel with a reference kernel in constraint_params gives a `kernlearn run` cell's bits."""
+    cfg = {"name": "meg", "seed": 2, "dataset": {"name": "iris"}, "kernel": {"name": "identity"},
+           "constraints": {"name": "distance_stream", "count": 60, "reference": {"name": "rbf"}},
+           "solver": {"name": "meg", "eta": 2.0}, "evaluate": []}
+    (tmp_path / "c.yaml").write_text(yaml.safe_dump(cfg))
+    assert kernlearn("run", tmp_path / "c.yaml", "--out", tmp_path / "out").returncode == 0
+    (cell,) = (tmp_path / "out").glob("*/factors.h5")
+    X, _ = load_iris(return_X_y=True)
+    with threadpool_limits(1):          # the command line's BLAS threads: eigh's last bits depend on them
+        est = MEGKernel(constraint_params={"count": 60, "reference": {"name": "rbf"}}, random_state=2).fit(X)
+    assert est.G_.tobytes() == read_factors(cell)["G"].tobytes() and est.n_iter_ == 60
+    assert est.converged_ is None and est.certificate_["figures"]["bound_holds"] is True
+    with pytest.raises(ValueError, match="MEGKernel: solver 'meg' with kernel 'identity' is transductive"):
+        est.transform(X[:5])
+
+
+def test_a_cold_numba_cache_is_announced_before_compiling(tmp_path):
+    """warn_if_compiling warns when a kernel will compile (not in memory, not in numba's cache), and not after."""
+    import importlib.util
+
+    from kernlearn_cli.solvers.protocol import CompilationWarning, warn_if_compiling
+
+    (tmp_path / "toy_kernels.py").write_text("from numba import njit\n\n\n@njit(cache=True)\ndef plus(x):\n"
+                                             "    return x + 1\n")
+
+    def load(name):
+        spec = importlib.util.spec_from_file_location(name, tmp_path / "toy_kernels.py")
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        return module.plus
+
+    plus = load("toy_a")
+    with pytest.warns(CompilationWarning, match=r"solver 'toy': compiling its numba kernels.*kernlearn warmup"):
+        warn_if_compiling("toy", plus)
+    assert plus(1) == 2
+    fresh = load("toy_b")                              # a new process would find the kernel in the cache
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        warn_if_compiling("toy", plus)
+        warn_if_compiling("toy", fresh)

@@ -63,9 +63,7 @@ def labeled_subset(ds, G_ref, *, rng, fraction: Fraction = 0.0, count: NonNegati
     every_class : bool
         One labeled point of each class first.
     """
-    if ds.y is None:
-        raise DataError(f"constraint generator 'labeled_subset' needs class labels, but dataset '{ds.name}' "
-                        "has none.")
+    y = ds.labels("constraint generator 'labeled_subset'")
     n = ds.n
     if fraction and count:
         raise ConfigError(f"constraint generator 'labeled_subset': set exactly one of constraints.fraction "
@@ -85,7 +83,6 @@ def labeled_subset(ds, G_ref, *, rng, fraction: Fraction = 0.0, count: NonNegati
             raise ConfigError(f"constraint generator 'labeled_subset': constraints.count must satisfy "
                               f"1 <= count < {n} (the number of points of dataset '{ds.name}'), got {count}.")
         m = int(count)
-    y = np.asarray(ds.y)
     if every_class:
         classes = np.unique(y)
         if m < len(classes):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import ConfigError, DataError
+from ..errors import ConfigError
 from ..params import NonNegativeInt, Positive
 from ..registry import constraints
 from ..types import KIND_CODE, Constraints
@@ -50,12 +50,7 @@ def must_cannot(ds, G_ref, *, rng, fraction: Positive = 0.6, count: NonNegativeI
     count : int
         Must-link plus cannot-link pairs (>= 0); 0 (default) takes them from ``fraction``.
     """
-    if ds.y is None:
-        raise DataError(f"constraint generator 'must_cannot' needs class labels, but dataset '{ds.name}' has none.")
-    y = np.unique(ds.y, return_inverse=True)[1]
-    if y.max() == 0:
-        raise DataError(f"constraint generator 'must_cannot': dataset '{ds.name}' has a single class, so there "
-                        "are no cannot-link pairs; it needs at least two classes.")
+    y = np.unique(ds.labels("constraint generator 'must_cannot'"), return_inverse=True)[1]
     n_must = count // 2 if count else int(round(fraction * ds.n))
     n_cannot = count - count // 2 if count else n_must
     must = _distinct_pairs(y, n_must, True, rng)

@@ -75,13 +75,12 @@ def _squared_distances(G: np.ndarray, i: np.ndarray, j: np.ndarray) -> np.ndarra
 
 
 def _labelled_pairs(ds, G_ref, rng, count: int, epsilon: float, name: str) -> Constraints:
-    if ds.y is None:
-        raise DataError(f"constraint generator '{name}' needs class labels, but dataset '{ds.name}' has none.")
+    y = ds.labels(f"constraint generator '{name}'")
     # coincident points (distance 0 under the reference, e.g. iris rows 101 and 142) give a bound of 0:
     # met by every kernel that keeps them coincident, refused by the slack solvers; draw others instead
     i, j = sample_pairs(ds.n, count, rng, keep=lambda i, j: _squared_distances(G_ref, i, j) > 0)
     b = _squared_distances(G_ref, i, j)
-    same = ds.y[i] == ds.y[j]
+    same = y[i] == y[j]
     kind = np.where(same, KIND_CODE["dist_le"], KIND_CODE["dist_ge"])
     bound = np.where(same, (1.0 - epsilon) * b, (1.0 + epsilon) * b)
     return Constraints(i, j, kind, bound)
@@ -188,8 +187,7 @@ def itml_pairs(ds, G_ref, *, rng, count: PositiveInt = 100, percentiles: Percent
     >>> sorted(zip(C.i.tolist(), C.j.tolist()))
     [(0, 1), (0, 2), (0, 3), (1, 2), (1, 3)]
     """
-    if ds.y is None:
-        raise DataError(f"constraint generator 'itml_pairs' needs class labels, but dataset '{ds.name}' has none.")
+    y = ds.labels("constraint generator 'itml_pairs'")
     p_u, p_l = (float(p) for p in percentiles)
     if not p_u < p_l:
         raise ConfigError(f"constraints.percentiles must be [u, l] with 0 <= u < l <= 100 (u the percentile of the "
@@ -202,7 +200,7 @@ def itml_pairs(ds, G_ref, *, rng, count: PositiveInt = 100, percentiles: Percent
     i, j = sample_pairs(ds.n, count, rng, keep=lambda i, j: _squared_distances(G, i, j) > tiny)
     d = _squared_distances(G, i, j)
     u, l = (float(v) for v in np.percentile(d, [p_u, p_l]))
-    same = ds.y[i] == ds.y[j]
+    same = y[i] == y[j]
     return Constraints(i, j, np.where(same, KIND_CODE["dist_le"], KIND_CODE["dist_ge"]), np.where(same, u, l))
 
 

@@ -91,8 +91,7 @@ def neighbor_triplets(ds, G_ref, *, rng, fraction: Annotated[float, Interval(0, 
         :func:`kernlearn_cli.graph.scale_features`); only for datasets with features.
     """
     name = "neighbor_triplets"
-    if ds.y is None:
-        raise DataError(f"constraint generator '{name}' needs class labels, but dataset '{ds.name}' has none.")
+    y = ds.labels(f"constraint generator '{name}'")
     if ds.X is not None:
         Z = _scale(np.asarray(ds.X, dtype=np.float64), scale_features)
     else:
@@ -105,11 +104,7 @@ def neighbor_triplets(ds, G_ref, *, rng, fraction: Annotated[float, Interval(0, 
     if Z.shape[0] != n:
         raise DataError(f"constraint generator '{name}': the reference kernel has {Z.shape[0]} rows, but dataset "
                         f"'{ds.name}' has {n} points.")
-    y = np.asarray(ds.y)
     classes = np.unique(y)
-    if len(classes) < 2:
-        raise DataError(f"constraint generator '{name}': dataset '{ds.name}' has a single class, so there are no "
-                        "out-of-class neighbours; it needs at least two classes.")
     m = int(round(fraction * n))
     lab = np.sort(rng.choice(n, size=m, replace=False)).astype(np.int64)
     counts = {c: int(np.count_nonzero(y[lab] == c)) for c in classes}

@@ -1,12 +1,11 @@
 import numpy as np
 
-from ..errors import ConfigError, DataError
+from ..errors import ConfigError
 
 
 def require_labels(ds, evaluator: str) -> np.ndarray:
-    if ds.y is None:
-        raise DataError(f"evaluator '{evaluator}' needs class labels, but dataset '{ds.name}' has none.")
-    return ds.y
+    """The labels an evaluator scores against (:meth:`~kernlearn_cli.types.Dataset.labels`)."""
+    return ds.labels(f"evaluator '{evaluator}'")
 
 
 def seed_from(rng: np.random.Generator) -> int:

@@ -34,7 +34,7 @@ from ..params import Interval, Length, NonNegativeInt, Positive, PositiveInt
 from ..registry import solvers
 from ..types import KIND_CODE, Constraints, SolverResult
 from . import _admm_kernels as _k
-from .protocol import Certificate, Checked, finish
+from .protocol import Certificate, Checked, finish, warn_if_compiling
 
 
 def pair_structure(constraints: Constraints, n: int, solver: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -225,6 +225,7 @@ def admm(G0: np.ndarray, constraints: Constraints, *, dataset, rng,
     Vn, Un = np.empty_like(V), np.empty_like(U)
     history = {"objective": [], "primal": [], "dual": [], "rho": []}
     stopped_by = "max_iter"
+    warn_if_compiling("admm", _k.csr_times, _k.half_step, _k.multiplier_step, _k.pair_loss)
     t0 = time.perf_counter()
     it = 0
     LU, LV = np.empty_like(U), np.empty_like(V)

@@ -110,7 +110,7 @@ from ..registry import solvers
 from ..types import Constraints, SolverResult
 from ._cyclic import describe as _describe, dual_change, relative_violations
 from ._von_neumann_kernels import rank_one_update as _rank_one
-from .protocol import Certificate, Checked, finish
+from .protocol import Certificate, Checked, finish, warn_if_compiling
 
 _EPS = float(np.finfo(np.float64).eps)
 OK, DONE, BROKEN, INFEASIBLE = 0, 1, 2, 3
@@ -487,6 +487,7 @@ def definiteboost(G0: np.ndarray, constraints: Constraints, *,
     hist_blocks = [np.zeros(1)]
     history = {"dual_change": [], "max_violation": []}
     absb = np.maximum(np.abs(ca["beta"]), 1e-12 / s)
+    warn_if_compiling("definiteboost", _steps, _probs, _residuals)
     t0 = time.perf_counter()
     steps = 0
     sweep = 0

@@ -57,6 +57,28 @@ class ConvergenceWarning(UserWarning):
     """A solver stopped before its certificate met its tolerances (the result says converged=false)."""
 
 
+class CompilationWarning(UserWarning):
+    """A solver is about to compile its numba kernels: their first use in this environment."""
+
+
+def warn_if_compiling(solver: str, *kernels) -> None:
+    """Warn before a solver's first call of its numba ``kernels`` (``@njit(cache=True)`` dispatchers) when
+    one will compile: none of them is compiled in this process and numba's on-disk cache holds no
+    entry for its current source (a fresh install or edited code); otherwise they load in a second."""
+    def cold(kernel) -> bool:
+        if kernel.signatures:
+            return False
+        try:        # numba's own test: the index is empty when absent or stale
+            return not kernel._cache._cache_file._load_index()
+        except (AttributeError, OSError):
+            return False
+
+    if any(cold(kernel) for kernel in kernels):
+        warnings.warn(f"solver '{solver}': compiling its numba kernels: up to a minute, once per installation "
+                      "(later runs load them from numba's cache). `kernlearn warmup` compiles every solver's "
+                      "kernels ahead of a run.", CompilationWarning, stacklevel=2)
+
+
 @dataclass
 class Certificate:
     """The evidence behind a result's ``converged``.
