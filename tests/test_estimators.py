@@ -160,7 +160,7 @@ def test_one_class_labels_file_is_refused_by_the_command_line(tmp_path):
         user = f"constraint generator '{generator['name']}'" if "count" in generator else f"evaluator '{evaluator}'"
         assert proc.returncode == 2, proc.stderr
         assert (f"{user} needs at least two classes, but dataset 'files' (labels file {tmp_path / 'y.txt'}) has a "
-                "single class (0 for all 50 points)") in " ".join(proc.stderr.split())
+                "single class (0 for all 50 points)") in " ".join((proc.stdout + proc.stderr).split())
         assert "Traceback" not in proc.stderr and "1.0000" not in proc.stdout
 
 
