@@ -71,7 +71,7 @@ class KernelLearner(TransformerMixin, BaseEstimator):
         constraints : Constraints, optional
             The side information itself (then y is not needed).
         """
-        from .experiment import STREAM_CONSTRAINTS, component_rng, runner_extras
+        from .experiment import STREAM_CONSTRAINTS, component_rng, refuse_conflicts, runner_extras
 
         X = validate_data(self, X, dtype=np.float64, ensure_min_samples=2)
         codes, classes = (None, None)
@@ -99,6 +99,7 @@ class KernelLearner(TransformerMixin, BaseEstimator):
             except KernlearnError as exc:
                 raise ValueError(str(exc)) from None
         try:
+            refuse_conflicts(constraints, solver, settings, type(self).__name__)
             result = solver.func(G0, constraints, **runner_extras(solver.func, ds, G0, seed), **settings)
         except KernlearnError as exc:
             raise ValueError(str(exc)) from None

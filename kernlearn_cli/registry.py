@@ -40,6 +40,9 @@ class Entry:
     ``instead_of_kernel`` (solvers only) is empty for a solver that starts from the initial kernel
     K0 = G0 G0ᵀ of the config's ``kernel:``; for one that does not, it says in words what the solver
     builds instead, and a config giving it a ``kernel:`` is refused (:func:`kernlearn_cli.config.bind_cell`).
+    ``exact`` (solvers only) says whether the solver enforces its constraints exactly, so that two rows
+    bounding one quantity incompatibly make its problem infeasible (:meth:`Entry.enforces_exactly`); the
+    runner refuses such a set before solving (:func:`kernlearn_cli.experiment.refuse_conflicts`).
     """
 
     name: str
@@ -47,10 +50,20 @@ class Entry:
     summary: str
     triplets: bool = False
     instead_of_kernel: str = ""
+    #: False (soft constraints: a loss, a penalty, on-line examples, or none), True (always exact), or
+    #: the settings that make them soft when given a value other than their default (e.g. ``slack``).
+    exact: bool | tuple[str, ...] = False
     #: Setting -> its annotation with the ``Annotated`` metadata (evaluated once, at registration) ...
     hints: dict[str, Any] = field(default_factory=dict)
     #: ... and its check, ``(value, where) -> converted value`` (:func:`kernlearn_cli.params.compile_check`).
     checks: dict[str, Callable[[Any, str], Any]] = field(default_factory=dict)
+
+    def enforces_exactly(self, params: dict) -> bool:
+        """True when the solver with settings ``params`` (as bound) enforces every constraint exactly."""
+        if isinstance(self.exact, bool):
+            return self.exact
+        defaults = self.parameters()
+        return all(params.get(key, defaults[key].default) == defaults[key].default for key in self.exact)
 
     def parameters(self) -> dict[str, inspect.Parameter]:
         """The settings: the keyword-only parameters but the runner's (:data:`RUNNER_KEYWORDS`)."""
@@ -79,7 +92,8 @@ class Registry:
         self._entries: dict[str, Entry] = {}
         self._builtins = builtins
 
-    def register(self, name: str, *, triplets: bool = False, instead_of_kernel: str = ""):
+    def register(self, name: str, *, triplets: bool = False, instead_of_kernel: str = "",
+                 exact: bool | tuple[str, ...] = False):
         """Decorator registering ``func`` under ``name``.
 
         Parameters
@@ -91,6 +105,10 @@ class Registry:
         instead_of_kernel : str
             For solvers that do not use the initial kernel K0 (their ``G0`` argument is None): what
             they build instead, in words, for the message refusing a config's ``kernel:``.
+        exact : bool or tuple of str
+            For solvers: True when the solver enforces its constraints exactly (contradicting rows are
+            refused before solving), or the names of the settings that make them soft when set to a
+            value other than their default (``("slack", ...)``); False (default) for soft constraints.
         """
         def deco(func):
             if name in self._entries or self._builtins.get(name, func.__module__) != func.__module__:
@@ -106,7 +124,8 @@ class Registry:
                                       for k, v in kwargs.items()})
 
             self._entries[name] = Entry(name, checked, doc.split("\n\n")[0].replace("\n", " "), triplets=triplets,
-                                        instead_of_kernel=instead_of_kernel, hints=hints, checks=checks)
+                                        instead_of_kernel=instead_of_kernel, exact=exact, hints=hints,
+                                        checks=checks)
             return checked
         return deco
 

@@ -76,7 +76,7 @@ def slack_penalty(bhat: np.ndarray, b: np.ndarray, slack: float) -> float:
     return float(slack * np.sum(ratio - np.log(ratio) - 1.0))
 
 
-@solvers.register("burg")
+@solvers.register("burg", exact=("slack", "slack_if_infeasible"))
 def burg(G0: np.ndarray, constraints: Constraints, *, tol: Positive = 1e-3, feas_tol: Positive = 1e-3,
          max_sweeps: PositiveInt = 10000, slack: Slack = math.inf, certify_every: PositiveInt = 50,
          slack_if_infeasible: Positive | None = None, stop: Literal["certified", "dual_change"] = "certified",

@@ -108,7 +108,7 @@ def _is_rank_one(constraints: Constraints) -> np.ndarray:
     return np.isin(constraints.kind, _DIST_KINDS) | (constraints.i == constraints.j)
 
 
-@solvers.register("von_neumann")
+@solvers.register("von_neumann", exact=("slack", "slack_if_infeasible"))
 def von_neumann(G0: np.ndarray, constraints: Constraints, *, tol: Positive = 1e-3, feas_tol: Positive = 1e-3,
                 max_sweeps: PositiveInt = 10000, slack: Slack = math.inf, certify_every: PositiveInt = 50,
                 slack_if_infeasible: Positive | None = None, callback: Callable | None = None) -> SolverResult:
