@@ -11,6 +11,7 @@ import pytest
 import yaml
 
 from kernlearn_cli.registry import constraints as generators
+from kernlearn_cli.solvers._cyclic import conflict_certificate, signs
 from kernlearn_cli.types import PAIR_KINDS, Constraints, Dataset
 
 INTERVAL = {"le": lambda b: (-math.inf, b), "ge": lambda b: (b, math.inf), "eq": lambda b: (b, b)}
@@ -26,6 +27,12 @@ def test_conflicts_are_empty_intersections_of_the_bounds_on_one_quantity(first, 
     (lo1, hi1), (lo2, hi2) = (INTERVAL[k[-2:]](b) for k, b in zip((first, second), bounds))
     disjoint = first[:4] == second[:4] and max(lo1, lo2) > min(hi1, hi2)
     assert C.conflicts().tolist() == ([[0, 1]] if disjoint else [])
+    cert = conflict_certificate(C)
+    assert (cert is not None) == disjoint
+    if disjoint:         # a Farkas certificate: y >= 0 off equalities, S(y) = (sum_i y_i s_i) B = 0, sum y s b = -1
+        y, s = cert["weights"], signs(C)
+        assert all(w >= 0 for w, k in zip(y, (first, second)) if not k.endswith("eq"))
+        assert y @ s == pytest.approx(0.0, abs=1e-15) and (y * s) @ C.bound == pytest.approx(-1.0)
 
 
 def test_conflicts_name_the_tightest_rows_of_each_quantity_ordered_by_the_later_row():
@@ -120,3 +127,21 @@ def test_the_estimators_refuse_a_contradicting_pair():
                                          r"constraint #1 \(1,0,dist_ge,5.0\) asks d\(0, 1\) >= 5.0"):
         BurgKernel(max_sweeps=5).fit(X, constraints=C)
     assert BurgKernel(slack=1.0).fit(X, constraints=C).converged_
+
+
+@pytest.mark.parametrize("name", ["burg", "von_neumann"])
+def test_slack_if_infeasible_switches_on_a_contradicting_pair_without_a_hard_solve(name):
+    """A similarity pair the hard sweeps never certify (they ran to max_sweeps) is a certificate by itself."""
+    from kernlearn_cli.registry import solvers
+
+    solve = solvers.get(name).func
+    G0 = np.random.default_rng(3).standard_normal((12, 4))
+    C = Constraints.from_lists([0, 3, 1], [1, 2, 0], ["dist_le", "dist_ge", "dist_ge"], [1.0, 2.0, 5.0])
+    auto, soft = solve(G0, C, slack_if_infeasible=1.0), solve(G0, C, slack=1.0)
+    assert np.array_equal(auto.G, soft.G) and auto.info["slack"] == 1.0 and auto.info["hard_sweeps"] == 0
+    figures = auto.certificate["figures"]
+    assert figures["infeasible_support"] == 2 and figures["infeasible_combined_bound"] == -1.0
+    if name == "von_neumann":                      # burg's slack form takes no off-diagonal similarity
+        C = Constraints.from_lists([0, 1], [1, 0], ["sim_le", "sim_ge"], [0.1, 0.9])
+        auto, soft = solve(G0, C, slack_if_infeasible=1.0, max_sweeps=50), solve(G0, C, slack=1.0, max_sweeps=50)
+        assert np.array_equal(auto.G, soft.G) and auto.info["hard_sweeps"] == 0

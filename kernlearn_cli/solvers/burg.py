@@ -145,7 +145,7 @@ def burg(G0: np.ndarray, constraints: Constraints, *, tol: Positive = 1e-3, feas
         return hard_else_slack(
             lambda gamma: burg(G0, constraints, tol=tol, feas_tol=feas_tol, max_sweeps=max_sweeps, slack=gamma,
                                certify_every=certify_every, callback=callback),
-            slack, slack_if_infeasible, "burg")
+            constraints, slack, slack_if_infeasible, "burg")
     require_constraints("burg", constraints)
     is_dist = np.isin(constraints.kind, [0, 1, 4])
     if slack != float("inf"):

@@ -158,7 +158,7 @@ def von_neumann(G0: np.ndarray, constraints: Constraints, *, tol: Positive = 1e-
         return hard_else_slack(
             lambda gamma: von_neumann(G0, constraints, tol=tol, feas_tol=feas_tol, max_sweeps=max_sweeps, slack=gamma,
                                certify_every=certify_every, callback=callback),
-            slack, slack_if_infeasible, "von_neumann")
+            constraints, slack, slack_if_infeasible, "von_neumann")
     require_constraints("von_neumann", constraints)
     if slack != float("inf") and np.any(constraints.bound <= 0):
         raise DataError("solver.slack < inf needs positive bounds; found "
