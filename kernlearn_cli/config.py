@@ -322,10 +322,11 @@ def validate(cfg: dict, where: str, every_cell: bool = True) -> None:
             check_cell(cell, where)
 
 
-def check_cell(cell: Cell, where: str) -> None:
-    """Check one cell's settings: its grid keys and every component through its registry."""
+def check_cell(cell: Cell, where: str) -> dict:
+    """Check one cell's settings: its grid keys and every component through its registry; returns the
+    components as bound (:func:`bind_cell`)."""
     check_grid_keys(cell, cell.label(where))
-    bind_cell(cell, cell.label(where))
+    return bind_cell(cell, cell.label(where))
 
 
 def check_seed(value: Any, where: str) -> None:

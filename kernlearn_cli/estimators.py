@@ -98,7 +98,7 @@ class KernelLearner(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstim
         constraints : Constraints, optional
             The side information itself (then y is not needed).
         """
-        from .experiment import STREAM_CONSTRAINTS, component_rng, runner_extras
+        from .experiment import STREAM_CONSTRAINTS, component_rng, refuse_conflicts, runner_extras
 
         X = validate_data(self, X, dtype=np.float64, ensure_min_samples=2)
         codes, classes = (None, None)
@@ -123,6 +123,7 @@ class KernelLearner(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstim
             if constraints is None:
                 gen, params = self._bound(constraint_generators, {"name": self.constraints, **params}, "constraints")
                 constraints = gen.func(ds, G_ref, rng=component_rng(seed, STREAM_CONSTRAINTS), **params)
+            refuse_conflicts(constraints, solver, settings, type(self).__name__)
             result = solver.func(G0, constraints, **runner_extras(solver.func, ds, G_ref, seed), **settings)
         except KernlearnError as exc:
             hint = (f" Pass labels y (the constraints are drawn from them by '{self.constraints}') or "

@@ -18,11 +18,12 @@ from threadpoolctl import threadpool_limits
 
 from . import __version__
 from .config import Cell, bind_cell, check_cell
-from .errors import ConfigError
+from .errors import ConfigError, InfeasibleError
 from .io import (RECORD, SHARED, cell_state, changed_inputs, factors_image, read_record, shared_name, write_cell,
                  write_shared)
 from .progress import phase
 from .provenance import code_provenance, environment_provenance
+from .types import KINDS
 
 
 def component_rng(seed: int, stream: int, sub: int = 0) -> np.random.Generator:
@@ -175,9 +176,73 @@ def prepare(cell: Cell, where: str = "config") -> Prepared:
         with located(where, "constraint generator", gen.name), \
                 phase(cell.id, f"generating constraints '{gen.name}'"):
             constraints = gen.func(ds, G_ref, rng=component_rng(cell.seed, STREAM_CONSTRAINTS), **gen_params)
-    solver = bound["solver"][0]
+    solver, solver_params = bound["solver"]
     check_triplets(constraints, gen.name, solver.name, solver.triplets, where)
+    refuse_conflicts(constraints, solver, solver_params, where, gen_params["path"] if gen.name == "from_file" else None)
     return Prepared(bound, ds, G0, G_ref, constraints, runner_extras(solver.func, ds, G_ref, cell.seed))
+
+
+def refuse_conflicts(constraints, solver, params: dict, where: str, path: str | None = None) -> None:
+    """Refuse, before solving, two constraints that bound one quantity incompatibly, for a solver that
+    enforces its constraints exactly.
+
+    The pairs are :meth:`~kernlearn_cli.types.Constraints.conflicts` (e.g. ``0,1,dist_le,1.0`` and
+    ``1,0,dist_ge,5.0``), found whatever the order of the rows; no kernel meets both rows of a pair.
+    A solver with soft constraints (``solver.exact`` False, or a setting such as ``slack`` that makes
+    them soft, :meth:`~kernlearn_cli.registry.Entry.enforces_exactly`) trades violations against its
+    objective, so it gets the set as it is.
+
+    Parameters
+    ----------
+    constraints : Constraints
+        The set the solver would get.
+    solver : Entry
+        The solver's registry entry; ``params`` its bound settings.
+    where : str
+        The config (or estimator) the message names.
+    path : str, optional
+        The constraints file the rows were read from, row q being line q + 2 (after the header);
+        the message then names lines, otherwise 0-based constraint indices.
+
+    Raises
+    ------
+    InfeasibleError
+        Naming the first pair's two rows, what each asks and how many more pairs there are; its
+        certificate holds the rows and the two bounds.
+    """
+    if not solver.enforces_exactly(params):
+        return
+    pairs = constraints.conflicts()
+    if not len(pairs):
+        return
+
+    def name(q: int, short: bool = False) -> str:
+        return (f"{q + 2}" if short else f"line {q + 2}") if path else f"{'' if short else 'constraint '}#{q}"
+
+    def asks(q: int) -> str:
+        i, j, kind, b = int(constraints.i[q]), int(constraints.j[q]), KINDS[constraints.kind[q]], float(constraints.bound[q])
+        quantity = f"{'d' if kind.startswith('dist') else 'K'}({min(i, j)}, {max(i, j)})"
+        return f"{name(q)} ({i},{j},{kind},{b!r}) asks {quantity} {dict(le='<=', ge='>=', eq='=')[kind[-2:]]} {b!r}"
+
+    p, q = (int(v) for v in pairs[0])
+    meaning = ("d(i, j) = K_ii + K_jj - 2 K_ij, the squared distance" if KINDS[constraints.kind[p]].startswith("dist")
+               else "K(i, j) = K_ij, the similarity")
+    mode, soft = "", "use a solver whose constraints are soft (a loss or slack)"
+    if isinstance(solver.exact, tuple):            # exact unless these settings say otherwise
+        key = solver.exact[0]
+        mode = f" (solver.{key} = {params.get(key, solver.parameters()[key].default)})"
+        soft = f"give solver.{key} a finite value (soft constraints, violations traded against the objective)"
+    more = ""
+    if len(pairs) > 1:
+        listed = ", ".join(f"{name(a, True)} and {name(b, True)}" for a, b in pairs[1:6].tolist())
+        more = (f" {len(pairs) - 1} more pair(s) of {'lines' if path else 'constraints'} contradict each other: "
+                f"{listed}{', ...' if len(pairs) > 6 else ''}.")
+    source = f"constraints file '{path}': " if path else ""
+    raise InfeasibleError(
+        f"{where}: {source}{asks(p)} and {asks(q)} ({meaning}, the same for (i, j) and (j, i)); no kernel meets "
+        f"both, so the constraint set is infeasible. Solver '{solver.name}' enforces every constraint exactly"
+        f"{mode}, so the set is refused before solving. Correct or remove one of the two, or {soft}.{more}",
+        {"rows": [p, q], "bounds": [float(constraints.bound[p]), float(constraints.bound[q])]})
 
 
 def runner_extras(func: Callable, ds, G_ref, seed: int) -> dict:
@@ -194,7 +259,8 @@ def runner_extras(func: Callable, ds, G_ref, seed: int) -> dict:
 
 def check_cells(cells: list[Cell], where: str = "config") -> None:
     """Validate a run before anything is written: every cell's settings (:func:`check_cell`), and the
-    data, kernel and constraints of one cell per distinct (dataset, kernel, constraints) setting.
+    data, kernel and constraints of one cell per distinct (dataset, kernel, constraints) setting and
+    whether its solver enforces constraints exactly (:func:`refuse_conflicts`).
 
     Datasets and initial factors are memoised, so the cells reuse this work.  Warns (once per
     setting) when the initial kernel already meets every constraint: the solver would have
@@ -203,9 +269,9 @@ def check_cells(cells: list[Cell], where: str = "config") -> None:
     seen = set()
     for cell in cells:
         label = cell.label(where)
-        check_cell(cell, where)
-        key = json.dumps([cell.config.get(k) for k in ("dataset", "kernel", "constraints")], sort_keys=True,
-                         default=str)
+        solver, params = check_cell(cell, where)["solver"]
+        key = json.dumps([cell.config.get(k) for k in ("dataset", "kernel", "constraints")]
+                         + [solver.enforces_exactly(params)], sort_keys=True, default=str)
         if key in seen:
             continue
         seen.add(key)

@@ -42,6 +42,9 @@ class Entry:
     builds instead, and a config giving it a ``kernel:`` is refused (:func:`kernlearn_cli.config.bind_cell`).
     ``inductive`` (solvers only) says how ``kernlearn embed`` maps new points (:data:`INDUCTIVE`):
     ``"landmarks"``, ``"initial factor"``, or empty for a transductive solver.
+    ``exact`` (solvers only) says whether the solver enforces its constraints exactly, so that two rows
+    bounding one quantity incompatibly make its problem infeasible (:meth:`Entry.enforces_exactly`); the
+    runner refuses such a set before solving (:func:`kernlearn_cli.experiment.refuse_conflicts`).
     """
 
     name: str
@@ -50,10 +53,20 @@ class Entry:
     triplets: bool = False
     instead_of_kernel: str = ""
     inductive: str = ""
+    #: False (soft constraints: a loss, a penalty, on-line examples, or none), True (always exact), or
+    #: the settings that make them soft when given a value other than their default (e.g. ``slack``).
+    exact: bool | tuple[str, ...] = False
     #: Setting -> its annotation with the ``Annotated`` metadata (evaluated once, at registration) ...
     hints: dict[str, Any] = field(default_factory=dict)
     #: ... and its check, ``(value, where) -> converted value`` (:func:`kernlearn_cli.params.compile_check`).
     checks: dict[str, Callable[[Any, str], Any]] = field(default_factory=dict)
+
+    def enforces_exactly(self, params: dict) -> bool:
+        """True when the solver with settings ``params`` (as bound) enforces every constraint exactly."""
+        if isinstance(self.exact, bool):
+            return self.exact
+        defaults = self.parameters()
+        return all(params.get(key, defaults[key].default) == defaults[key].default for key in self.exact)
 
     def parameters(self) -> dict[str, inspect.Parameter]:
         """The settings: the keyword-only parameters but the runner's (:data:`RUNNER_KEYWORDS`)."""
@@ -92,7 +105,8 @@ class Registry:
         self._entries: dict[str, Entry] = {}
         self._builtins = builtins
 
-    def register(self, name: str, *, triplets: bool = False, instead_of_kernel: str = "", inductive: str = ""):
+    def register(self, name: str, *, triplets: bool = False, instead_of_kernel: str = "", inductive: str = "",
+                 exact: bool | tuple[str, ...] = False):
         """Decorator registering ``func`` under ``name``.
 
         Parameters
@@ -107,6 +121,10 @@ class Registry:
         inductive : {"", "landmarks", "initial factor"}
             For solvers: how ``kernlearn embed`` maps new points (:data:`INDUCTIVE`); empty for a
             transductive solver.
+        exact : bool or tuple of str
+            For solvers: True when the solver enforces its constraints exactly (contradicting rows are
+            refused before solving), or the names of the settings that make them soft when set to a
+            value other than their default (``("slack", ...)``); False (default) for soft constraints.
         """
         if inductive not in ("", *INDUCTIVE):
             raise ValueError(f"{self.kind} '{name}': inductive must be '' or one of {', '.join(INDUCTIVE)}, "
@@ -126,8 +144,8 @@ class Registry:
                                       for k, v in kwargs.items()})
 
             self._entries[name] = Entry(name, checked, doc.split("\n\n")[0].replace("\n", " "), triplets=triplets,
-                                        instead_of_kernel=instead_of_kernel, inductive=inductive, hints=hints,
-                                        checks=checks)
+                                        instead_of_kernel=instead_of_kernel, inductive=inductive, exact=exact,
+                                        hints=hints, checks=checks)
             return checked
         return deco
 

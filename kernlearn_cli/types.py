@@ -159,6 +159,48 @@ class Constraints:
     def kind_names(self) -> list[str]:
         return [KINDS[c] for c in self.kind]
 
+    def conflicts(self) -> np.ndarray:
+        """Pairs of rows that bound the same quantity incompatibly, so that no kernel meets both.
+
+        The quantity of a pairwise row is d(i, j) (``dist_*``) or K_ij (``sim_*``), the same for
+        (i, j) and (j, i); a ``le`` row bounds it from above, a ``ge`` row from below, an ``eq``
+        row from both sides.  A quantity whose largest lower bound exceeds its smallest upper
+        bound is met by no kernel (the two rows alone are a certificate of infeasibility); its
+        pair is the row of that lower bound and the row of that upper bound (the first of
+        several equal ones).  Rows on different quantities never conflict here, nor do triplet
+        rows (all ``>=``).  O(c log c).
+
+        Returns
+        -------
+        int64 array (m, 2)
+            One row (p, q), p < q, per conflicting quantity, ordered by q, then p.
+
+        Examples
+        --------
+        >>> C = Constraints.from_lists([0, 5, 1], [1, 6, 0], ["dist_le", "sim_ge", "dist_ge"], [1.0, 0.5, 5.0])
+        >>> C.conflicts().tolist()
+        [[0, 2]]
+        """
+        if self.k is not None or len(self) < 2:
+            return np.zeros((0, 2), dtype=np.int64)
+        is_dist = np.isin(self.kind, [KIND_CODE["dist_le"], KIND_CODE["dist_ge"], KIND_CODE["dist_eq"]])
+        key = np.stack([np.minimum(self.i, self.j), np.maximum(self.i, self.j), is_dist], axis=1)
+        group = np.unique(key, axis=0, return_inverse=True)[1].ravel()
+        eq = np.isin(self.kind, [KIND_CODE["dist_eq"], KIND_CODE["sim_eq"]])
+        lower = np.where(eq | np.isin(self.kind, [KIND_CODE["dist_ge"], KIND_CODE["sim_ge"]]), self.bound, -np.inf)
+        upper = np.where(eq | np.isin(self.kind, [KIND_CODE["dist_le"], KIND_CODE["sim_le"]]), self.bound, np.inf)
+        rows = np.arange(len(self))
+
+        def first_per_group(order):                 # the first row of each group in ``order``
+            g = group[order]
+            return order[np.r_[True, g[1:] != g[:-1]]]
+
+        low = first_per_group(np.lexsort((rows, -lower, group)))    # largest lower bound of each group
+        up = first_per_group(np.lexsort((rows, upper, group)))      # smallest upper bound of each group
+        bad = lower[low] > upper[up]
+        pairs = np.sort(np.stack([low[bad], up[bad]], axis=1), axis=1)
+        return pairs[np.lexsort((pairs[:, 0], pairs[:, 1]))].astype(np.int64)
+
     def values(self, G: np.ndarray) -> np.ndarray:
         """tr(K A) for every constraint, with K = G G^T (O(c r)).
 

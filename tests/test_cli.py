@@ -136,7 +136,8 @@ def test_infeasible_cell_fails_alone_with_its_reason(tmp_path):
     X = np.random.default_rng(0).standard_normal((20, 3))
     np.save(tmp_path / "X.npy", X)
     np.save(tmp_path / "y.npy", np.arange(20) % 2)
-    (tmp_path / "cons.csv").write_text("i,j,kind,bound\n0,1,dist_le,1.0\n0,1,dist_ge,2.0\n")
+    # infeasible by the triangle inequality (a contradicting pair of rows is refused before solving instead)
+    (tmp_path / "cons.csv").write_text("i,j,kind,bound\n0,1,dist_le,1.0\n1,2,dist_le,1.0\n0,2,dist_ge,4.5\n")
     out = tmp_path / "out"
     res = kernlearn("run", config(tmp_path, dataset={"name": "files", "features": str(tmp_path / "X.npy"),
                                                      "labels": str(tmp_path / "y.npy")},

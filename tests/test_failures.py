@@ -260,7 +260,9 @@ def test_out_naming_a_file_or_an_unwritable_place(tmp_path, inproc):
 
 def test_collect_counts_missing_and_failed_cells_and_strict_fails(tmp_path, inproc):
     ok = csv_constraints(tmp_path, ["0,1,dist_le,1.0"], "ok.csv")
-    bad = csv_constraints(tmp_path, ["0,1,dist_le,1.0", "0,1,dist_ge,2.0"], "bad.csv")
+    # infeasible by the triangle inequality, sqrt d(0, 2) <= sqrt d(0, 1) + sqrt d(1, 2): certified by the solve
+    # (a contradicting pair of rows would be refused before any cell runs, tests/test_conflicts.py)
+    bad = csv_constraints(tmp_path, ["0,1,dist_le,1.0", "1,2,dist_le,1.0", "0,2,dist_ge,4.5"], "bad.csv")
     cfg = write_config(tmp_path / "c.yaml", dataset=files(tmp_path, X_OK), solver={"name": "burg"},
                        grid={"constraints.path": [ok["path"], bad["path"]], "seed": "range(3)"},
                        constraints=ok)

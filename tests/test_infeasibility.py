@@ -183,7 +183,9 @@ def test_slack_only_where_certified_infeasible(name):
     assert hard.converged and np.array_equal(auto.G, hard.G) and math.isinf(auto.info["slack"])
     assert auto.info["hard_sweeps"] == hard.iterations and "infeasible_support" not in auto.certificate["figures"]
 
-    bad = Constraints.from_lists([0, 0, 2], [1, 1, 3], ["dist_le", "dist_ge", "dist_le"], [1.0, 2.0, 1.0])
+    # infeasible by the triangle inequality: certified by the hard sweeps (a contradicting pair of rows is a
+    # certificate before any sweep, tests/test_conflicts.py)
+    bad = Constraints.from_lists([0, 1, 0], [1, 2, 2], ["dist_le", "dist_le", "dist_ge"], [1.0, 1.0, 4.5])
     with pytest.raises(InfeasibleError) as err:
         solve(G0, bad, tol=1e-6)
     soft, auto = solve(G0, bad, tol=1e-6, slack=1.0), solve(G0, bad, tol=1e-6, slack_if_infeasible=1.0)

@@ -372,14 +372,34 @@ def bregman_certificate(values: np.ndarray, constraints: Constraints, lam: np.nd
         figures=figures, stopped_by=stopped_by)
 
 
-def hard_else_slack(solve, slack: float, fallback: float | None, name: str):
+def conflict_certificate(constraints: Constraints) -> dict | None:
+    """The Farkas certificate of the first pair of rows that bound one quantity incompatibly
+    (:meth:`~kernlearn_cli.types.Constraints.conflicts`), or None when there is none.
+
+    With l > u the two bounds, weights 1 / (l - u) on both rows (-1 / (l - u) on an equality giving
+    the lower bound) make S(y) = 0 and sum_i y_i s_i b_i = (u - l) / (l - u) = -1: verified without
+    a solve. Returns the keys of :func:`infeasibility_certificate`.
+    """
+    pairs = constraints.conflicts()
+    if not len(pairs):
+        return None
+    lower, upper = sorted(pairs[0], key=lambda q: -constraints.bound[q])     # l > u: the larger bound is l
+    gap = float(constraints.bound[lower] - constraints.bound[upper])
+    y = np.zeros(len(constraints))
+    y[upper], y[lower] = 1.0 / gap, (-1.0 if constraints.kind[lower] in _EQ else 1.0) / gap
+    return {"weights": y, "min_eigenvalue": 0.0, "combined_bound": -1.0, "margin": 0.0, "support": 2,
+            "structural": True, "sweeps": 0}
+
+
+def hard_else_slack(solve, constraints: Constraints, slack: float, fallback: float | None, name: str):
     """Hard constraints where they can be met, ITML slack where a certificate says they cannot.
 
-    ``solve(gamma)`` runs the solver with ``slack=gamma``. With ``fallback`` None this is
-    ``solve(slack)``. Otherwise the constraints are first enforced exactly (Kulis et al.'s problem);
-    only if that run raises :class:`InfeasibleError` -- a verified Farkas certificate, never a
-    heuristic -- is the set solved again with slack gamma = ``fallback`` (Davis et al. 2007's
-    ITML relaxation). The result then says so: ``info["slack"]`` is gamma, ``info["hard_sweeps"]``
+    ``solve(gamma)`` runs the solver with ``slack=gamma`` on ``constraints``. With ``fallback`` None
+    this is ``solve(slack)``. Otherwise the constraints are first enforced exactly (Kulis et al.'s
+    problem); only if that run raises :class:`InfeasibleError` -- a verified Farkas certificate, never
+    a heuristic -- or two rows contradict each other on one quantity (:func:`conflict_certificate`,
+    found before any sweep) is the set solved again with slack gamma = ``fallback`` (Davis et al.
+    2007's ITML relaxation). The result then says so: ``info["slack"]`` is gamma, ``info["hard_sweeps"]``
     and ``info["hard_seconds"]`` what the hard attempt cost, and the certificate's figures carry the
     evidence of infeasibility (``infeasible_support``, ``infeasible_combined_bound`` < 0,
     ``infeasible_min_eigenvalue``). A hard run that stops at ``max_sweeps`` without a certificate
@@ -391,19 +411,22 @@ def hard_else_slack(solve, slack: float, fallback: float | None, name: str):
         raise ConfigError(f"solver.slack_if_infeasible replaces hard constraints (slack: inf) where they are "
                           f"certified infeasible; it cannot be combined with slack {slack}.")
     t0 = time.perf_counter()
-    try:
-        result = solve(math.inf)
-    except InfeasibleError as exc:
-        hard_seconds = time.perf_counter() - t0
-        cert = exc.certificate
-        result = solve(fallback)
-        result.info.update(hard_sweeps=int(cert.get("sweeps", 0)), hard_seconds=hard_seconds)
-        result.certificate["figures"].update(
-            infeasible_support=int(cert["support"]), infeasible_combined_bound=float(cert["combined_bound"]),
-            infeasible_min_eigenvalue=float(cert.get("min_eigenvalue", math.nan)))
-        result.certificate["rule"] += f" ({name} with hard constraints was certified infeasible; slack gamma {fallback})"
-        return result
-    result.info.update(hard_sweeps=result.iterations, hard_seconds=time.perf_counter() - t0)
+    cert = conflict_certificate(constraints)
+    if cert is None:
+        try:
+            result = solve(math.inf)
+        except InfeasibleError as exc:
+            cert = exc.certificate
+        else:
+            result.info.update(hard_sweeps=result.iterations, hard_seconds=time.perf_counter() - t0)
+            return result
+    hard_seconds = time.perf_counter() - t0
+    result = solve(fallback)
+    result.info.update(hard_sweeps=int(cert.get("sweeps", 0)), hard_seconds=hard_seconds)
+    result.certificate["figures"].update(
+        infeasible_support=int(cert["support"]), infeasible_combined_bound=float(cert["combined_bound"]),
+        infeasible_min_eigenvalue=float(cert.get("min_eigenvalue", math.nan)))
+    result.certificate["rule"] += f" ({name} with hard constraints was certified infeasible; slack gamma {fallback})"
     return result
 
 

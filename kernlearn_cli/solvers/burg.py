@@ -76,7 +76,7 @@ def slack_penalty(bhat: np.ndarray, b: np.ndarray, slack: float) -> float:
     return float(slack * np.sum(ratio - np.log(ratio) - 1.0))
 
 
-@solvers.register("burg", inductive="initial factor")
+@solvers.register("burg", inductive="initial factor", exact=("slack", "slack_if_infeasible"))
 def burg(G0: np.ndarray, constraints: Constraints, *, tol: Positive = 1e-3, feas_tol: Positive = 1e-3,
          max_sweeps: PositiveInt = 10000, slack: Slack = math.inf, certify_every: PositiveInt = 50,
          slack_if_infeasible: Positive | None = None, stop: Literal["certified", "dual_change"] = "certified",
@@ -146,7 +146,7 @@ def burg(G0: np.ndarray, constraints: Constraints, *, tol: Positive = 1e-3, feas
         return hard_else_slack(
             lambda gamma: burg(G0, constraints, tol=tol, feas_tol=feas_tol, max_sweeps=max_sweeps, slack=gamma,
                                certify_every=certify_every, callback=callback),
-            slack, slack_if_infeasible, "burg")
+            constraints, slack, slack_if_infeasible, "burg")
     require_constraints("burg", constraints)
     refuse_zero_distances("burg", G0, constraints)
     is_dist = np.isin(constraints.kind, [0, 1, 4])

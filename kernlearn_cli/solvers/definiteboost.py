@@ -400,7 +400,7 @@ def kernel_from_dual(G0: np.ndarray, constraints: Constraints, dual: np.ndarray)
     return G, log_z, s * delta
 
 
-@solvers.register("definiteboost")
+@solvers.register("definiteboost", exact=True)
 def definiteboost(G0: np.ndarray, constraints: Constraints, *,
                   projection: Literal["approximate", "exact"] = "approximate", dual_correction: bool = False,
                   order: Literal["greedy", "cyclic"] = "greedy", tol: Positive = 1e-3, feas_tol: Positive = 1e-3,

@@ -108,7 +108,7 @@ def _is_rank_one(constraints: Constraints) -> np.ndarray:
     return np.isin(constraints.kind, _DIST_KINDS) | (constraints.i == constraints.j)
 
 
-@solvers.register("von_neumann", inductive="initial factor")
+@solvers.register("von_neumann", inductive="initial factor", exact=("slack", "slack_if_infeasible"))
 def von_neumann(G0: np.ndarray, constraints: Constraints, *, tol: Positive = 1e-3, feas_tol: Positive = 1e-3,
                 max_sweeps: PositiveInt = 10000, slack: Slack = math.inf, certify_every: PositiveInt = 50,
                 slack_if_infeasible: Positive | None = None, callback: Callable | None = None) -> SolverResult:
@@ -159,7 +159,7 @@ def von_neumann(G0: np.ndarray, constraints: Constraints, *, tol: Positive = 1e-
         return hard_else_slack(
             lambda gamma: von_neumann(G0, constraints, tol=tol, feas_tol=feas_tol, max_sweeps=max_sweeps, slack=gamma,
                                certify_every=certify_every, callback=callback),
-            slack, slack_if_infeasible, "von_neumann")
+            constraints, slack, slack_if_infeasible, "von_neumann")
     require_constraints("von_neumann", constraints)
     refuse_zero_distances("von_neumann", G0, constraints)
     if slack != float("inf") and np.any(constraints.bound <= 0):
