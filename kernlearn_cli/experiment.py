@@ -56,9 +56,9 @@ def _key(entry, params) -> str:
 def _load_dataset(key: str):
     """The dataset of ``key``, memoised per process and working directory (relative paths are read
     from it); loaded again (with the initial factors built from it) when a file it was read from has
-    changed since (``meta["files"]``)."""
+    changed since (``meta["inputs"]``)."""
     ds = _load_dataset_cached(key, os.getcwd())
-    if changed_inputs({"inputs": ds.meta.get("files")}):
+    if changed_inputs({"inputs": ds.meta.get("inputs")}):
         _load_dataset_cached.cache_clear()
         _initial_factor_cached.cache_clear()
         ds = _load_dataset_cached(key, os.getcwd())
@@ -347,7 +347,7 @@ def _run_cell(cell: Cell, out_dir: Path, *, where: str, force: bool, progress: C
         "objective": float(result.objective), "iterations": int(result.iterations),
         "converged": result.converged, "seconds": seconds, "cpu_seconds": cpu_seconds, "metrics": metrics,
         "certificate": result.certificate, "info": result.info, "config": cell.config,
-        **({"inputs": inputs} if (inputs := {**ds.meta.get("files", {}), **constraints.files}) else {}),
+        **({"inputs": inputs} if (inputs := {**ds.meta.get("inputs", {}), **constraints.files}) else {}),
         "kernlearn_version": __version__,
         "provenance": {**code_provenance(), "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(started)),
                        "wall_seconds": time.perf_counter() - wall0, "cpu_seconds": time.process_time() - cpu0,

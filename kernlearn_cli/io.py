@@ -76,7 +76,7 @@ def input_digest(path: str | Path) -> str:
 
 def input_files(*paths: str | Path) -> dict[str, str]:
     """``{absolute path: sha256}`` of the files a component read: what a dataset loader puts in
-    ``Dataset.meta["files"]`` and a constraint generator in ``Constraints.files``, so that every cell
+    ``Dataset.meta["inputs"]`` and a constraint generator in ``Constraints.files``, so that every cell
     records the content of its inputs (``record.json``: ``inputs``) and a finished cell whose input
     was edited since is computed again (:func:`changed_inputs`)."""
     return {str(Path(p).absolute()): input_digest(p) for p in paths}

@@ -103,3 +103,15 @@ def test_the_dataset_memo_notices_an_edited_file(tmp_path):
     assert np.array_equal(_load_dataset(key).X, X)
     np.save(tmp_path / "X.npy", 2 * X)
     assert np.array_equal(_load_dataset(key).X, 2 * X)
+
+
+def test_catalogue_data_is_pinned_by_its_manifest_not_by_the_record(tmp_path):
+    """A catalogue dataset's ``meta["files"]`` (URL and MANIFEST sha256) is not a user input: its cells'
+    records carry no ``inputs`` and collect reads them (a collision of the two once broke reproduce)."""
+    cfg = {"name": "sonar_pinned", "seed": 0, "dataset": {"name": "sonar"}, "kernel": {"name": "linear"},
+           "constraints": {"name": "random_pairs", "count": 20}, "solver": {"name": "burg", "slack": 1.0},
+           "evaluate": []}
+    (tmp_path / "cfg.yaml").write_text(yaml.safe_dump(cfg))
+    out, _ = run_config(tmp_path / "cfg.yaml", tmp_path / "out", [], per_cell=False)
+    assert "inputs" not in record(out) and datasets.get("sonar").func().meta["files"]
+    assert len(load_records([out])[0]) == 1

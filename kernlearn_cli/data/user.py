@@ -198,7 +198,7 @@ def gyrb(*, path: str = "") -> Dataset:
     y, classes = read_labels(found["labels"], K.shape[0])
     return Dataset("gyrb", K=K, y=y, classes=classes,
                    meta={"source": "Tsuda, Raetsch & Warmuth (2005) GyrB kernel, user-supplied",
-                         "files": input_files(*found.values())})
+                         "inputs": input_files(*found.values())})
 
 
 @datasets.register("files")
@@ -250,5 +250,5 @@ def files(*, features: str = "", labels: str = "", kernel: str = "", header: Lay
         lpath = _existing(labels, "labels", (".npy", ".csv", ".txt"))
         y, classes = read_labels(lpath, len(X if X is not None else K))
         meta["labels"] = str(lpath)
-    meta["files"] = input_files(*meta.values())      # their content, in every cell's record
+    meta["inputs"] = input_files(*meta.values())     # their content, in every cell's record
     return Dataset("files", X=X, K=K, y=y, classes=classes, meta=meta)
