@@ -420,8 +420,8 @@ def warmup(names: Iterable[str]) -> Iterator[tuple[str, str, float]]:
 
 
 def numba_cache() -> str:
-    """Where numba keeps the compiled kernels: ``NUMBA_CACHE_DIR``, else beside the solvers' sources."""
-    from numba import config
+    """Where numba keeps the compiled kernels (:func:`kernlearn_cli.solvers.cache_dir`: a folder per
+    version of the solvers' sources, under ``NUMBA_CACHE_DIR`` or beside the sources)."""
+    from .solvers import cache_dir
 
-    return config.CACHE_DIR or f"{Path(__file__).parent / 'solvers' / '__pycache__'} (numba's default; " \
-                               "NUMBA_CACHE_DIR moves it)"
+    return str(cache_dir())

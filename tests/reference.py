@@ -114,3 +114,63 @@ def feasibility_margin(G0, constraints, trace=None):
         prob.solve(solver=cp.CLARABEL)
     assert prob.status in ("optimal", "optimal_inaccurate"), prob.status
     return float(t.value)
+
+
+def burg_slack_convex_reference(G0, constraints, gamma):
+    """Return (K, bhat, objective) of the slack (ITML) form of Burg's problem from cvxpy + Clarabel:
+    min D_Burg(K, K0) + gamma D_Burg(diag(bhat), diag(b)) s.t. tr(K A_i) <= bhat_i (``*_le``), >= (``*_ge``),
+    = (``*_eq``) (Davis et al. 2007, eq. 3; Kulis, Sustik & Dhillon, JMLR 2009, Sec. 5), with
+    D_Burg(diag(bhat), diag(b)) = sum bhat/b - log(bhat/b) - 1 (every b > 0).  In the range of K0, as
+    :func:`burg_convex_reference`."""
+    import cvxpy as cp
+
+    r, b = G0.shape[1], constraints.bound
+    A = constraint_matrices(G0, constraints)
+    M = cp.Variable((r, r), symmetric=True)
+    bhat = cp.Variable(len(b), pos=True)
+    cons = []
+    for k, (Ak, kind) in enumerate(zip(A, constraints.kind)):
+        val, name = cp.trace(Ak @ M), KINDS[kind]
+        cons.append(val <= bhat[k] if name.endswith("le") else val >= bhat[k] if name.endswith("ge") else val == bhat[k])
+    penalty = cp.sum(cp.multiply(1 / b, bhat) - cp.log(bhat))
+    prob = cp.Problem(cp.Minimize(cp.trace(M) - cp.log_det(M) + gamma * penalty), cons)
+    prob.solve(solver=cp.CLARABEL, tol_gap_abs=1e-12, tol_gap_rel=1e-12, tol_feas=1e-12, max_iter=500)
+    assert prob.status == cp.OPTIMAL, prob.status
+    Mv, bh = (M.value + M.value.T) / 2, bhat.value
+    objective = np.trace(Mv) - np.linalg.slogdet(Mv)[1] - r + gamma * np.sum(bh / b - np.log(bh / b) - 1)
+    return G0 @ Mv @ G0.T, bh, objective
+
+
+def von_neumann_slack_dual_reference(G0, constraints, gamma):
+    """Return (K, bhat, objective) of the slack form of the von Neumann problem from its Lagrange dual:
+    min D_vN(K, K0) + gamma sum (bhat log(bhat/b) - bhat + b) s.t. tr(K A_i) <= bhat_i (``*_le``), >= (``*_ge``),
+    = (``*_eq``).  As :func:`von_neumann_dual_reference`, with the slack minimised in closed form:
+    bhat_i = b_i exp(nu_i / gamma), so the dual is g(nu) = tr Lambda0 - tr M(nu) + gamma sum b_i (1 - exp(nu_i / gamma)),
+    maximised by L-BFGS-B (nu_i >= 0 for <=, <= 0 for >=, free for =)."""
+    from scipy.optimize import minimize
+
+    U, s, _ = np.linalg.svd(G0, full_matrices=False)
+    lam0 = s ** 2
+    A = constraint_matrices(U, constraints)
+    b = constraints.bound
+    names = [KINDS[k] for k in constraints.kind]
+    bounds = [(0, None) if n.endswith("le") else (None, 0) if n.endswith("ge") else (None, None) for n in names]
+
+    def expm_sym(S):
+        ev, Q = np.linalg.eigh(S)
+        return (Q * np.exp(ev)) @ Q.T
+
+    def neg_dual(nu):
+        M = expm_sym(np.diag(np.log(lam0)) - np.tensordot(nu, A, axes=1))
+        e = np.exp(nu / gamma)
+        grad = np.einsum("kij,ij->k", A, M) - b * e
+        return -(lam0.sum() - np.trace(M) + gamma * np.sum(b * (1 - e))), -grad
+
+    res = minimize(neg_dual, np.zeros(len(b)), jac=True, bounds=bounds, method="L-BFGS-B",
+                   options=dict(ftol=1e-16, gtol=1e-13, maxiter=100000, maxfun=200000))
+    M = expm_sym(np.diag(np.log(lam0)) - np.tensordot(res.x, A, axes=1))
+    bhat = b * np.exp(res.x / gamma)
+    ev = np.linalg.eigvalsh(M)
+    objective = float(np.sum(ev * np.log(ev)) - np.sum(np.diag(M) * np.log(lam0)) - ev.sum() + lam0.sum()
+                      + gamma * np.sum(bhat * np.log(bhat / b) - bhat + b))
+    return U @ M @ U.T, bhat, objective
