@@ -21,6 +21,7 @@ from .config import Cell, bind_cell, check_cell
 from .errors import ConfigError, InfeasibleError
 from .io import (RECORD, SHARED, cell_state, changed_inputs, factors_image, read_record, shared_name, write_cell,
                  write_shared)
+from .kernels import factor_info
 from .progress import phase
 from .provenance import code_provenance, environment_provenance
 from .types import KINDS
@@ -144,6 +145,7 @@ class Prepared:
     G_ref: np.ndarray | None
     constraints: object
     solver_extra: dict
+    kernel_info: dict | None = None  # an approximate K0's rank and residual trace (kernels.factor_info)
 
 
 def prepare(cell: Cell, where: str = "config") -> Prepared:
@@ -179,7 +181,8 @@ def prepare(cell: Cell, where: str = "config") -> Prepared:
     solver, solver_params = bound["solver"]
     check_triplets(constraints, gen.name, solver.name, solver.triplets, where)
     refuse_conflicts(constraints, solver, solver_params, where, gen_params["path"] if gen.name == "from_file" else None)
-    return Prepared(bound, ds, G0, G_ref, constraints, runner_extras(solver.func, ds, G_ref, cell.seed))
+    info = factor_info(bound["kernel"][0].name, ds, G0, bound["kernel"][1]) if G0 is not None else None
+    return Prepared(bound, ds, G0, G_ref, constraints, runner_extras(solver.func, ds, G_ref, cell.seed), info)
 
 
 def refuse_conflicts(constraints, solver, params: dict, where: str, path: str | None = None) -> None:
@@ -338,7 +341,7 @@ def _run_cell(cell: Cell, out_dir: Path, *, where: str, force: bool, progress: C
 
     links = share_initial_factor(result, prep.G0, Path(out_dir))
     factors = factors_image(result, constraints, ds.y, solver=solver.name, config=cell.config, seed=cell.seed,
-                            seconds=seconds, links=links)
+                            seconds=seconds, links=links, kernel_info=prep.kernel_info)
     record = {
         "cell": cell.id, "index": cell.index, "experiment": cell.config["name"],
         "grid": cell.grid_values, "seed": cell.seed,
@@ -347,6 +350,7 @@ def _run_cell(cell: Cell, out_dir: Path, *, where: str, force: bool, progress: C
         "objective": float(result.objective), "iterations": int(result.iterations),
         "converged": result.converged, "seconds": seconds, "cpu_seconds": cpu_seconds, "metrics": metrics,
         "certificate": result.certificate, "info": result.info, "config": cell.config,
+        **({"kernel_info": prep.kernel_info} if prep.kernel_info else {}),
         **({"inputs": inputs} if (inputs := {**ds.meta.get("inputs", {}), **constraints.files}) else {}),
         "kernlearn_version": __version__,
         "provenance": {**code_provenance(), "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(started)),

@@ -143,14 +143,17 @@ def atomic_path(path: Path, commit: bool = True):
 
 
 def factors_image(result: SolverResult, constraints: Constraints, labels, *, solver: str, config: dict,
-                  seed: int, seconds: float, links: dict | None = None) -> bytes:
+                  seed: int, seconds: float, links: dict | None = None, kernel_info: dict | None = None) -> bytes:
     """The factors file (contract), built in memory: see :func:`write_factors`.  ``links`` maps a
     solver array's name to the file (relative to the factors file's folder) that holds it under
-    the same name (:func:`write_shared`): the factors file links to it instead of a copy."""
+    the same name (:func:`write_shared`): the factors file links to it instead of a copy.
+    ``kernel_info``: an approximate K0's factorization, rank and residual trace (attributes ``k0_*``)."""
     buffer = io.BytesIO()
     with h5py.File(buffer, "w") as f:
         _fill_factors(f, result, constraints, labels, solver=solver, config=config, seed=seed, seconds=seconds,
                       links=links or {})
+        for key, value in (kernel_info or {}).items():
+            f.attrs[f"k0_{key}"] = value
     return buffer.getvalue()
 
 

@@ -49,6 +49,53 @@ DENSE_K0 = ("A 'rank:' setting does not avoid this step (the rank is cut after i
             "nystrom_prior (they never form K0), kernel linear (its factor is the n x d features), or a subsample.")
 
 
+def pivoted_cholesky(column, diagonal: np.ndarray, rank: int = 0,
+                     trace_tol: float = 0.0) -> tuple[np.ndarray, np.ndarray, float]:
+    """Pivoted incomplete Cholesky factor of a PSD matrix given by its columns: K ≈ G Gᵀ in O(n r²)
+    time and O(n r) memory, no n x n array (Fine & Scheinberg 2001, Sec. 4; Bach & Jordan 2005).
+
+    Step k takes the pivot p with the largest residual diagonal d_p = (K - G Gᵀ)_pp and appends the
+    column g = (K[:, p] - G G[p]ᵀ) / sqrt(d_p); then d <- d - g². It stops after ``rank`` columns
+    (0: no limit), or once the residual trace sum(d) = tr(K - G Gᵀ) is at most ``trace_tol`` tr K, or
+    when no residual diagonal is above rounding (1e-14 max diag(K)). G is lower triangular in the
+    pivot order, and G = K[:, P] L⁻ᵀ with L = G[P] (the Nyström factor of the pivots).
+
+    Parameters
+    ----------
+    column : callable
+        ``column(p)``: K[:, p], an (n,) array.
+    diagonal : (n,) array
+        diag(K).
+    rank : int
+        Most columns (0: up to n).
+    trace_tol : float
+        Relative residual trace to stop at.
+
+    Returns
+    -------
+    G : (n, r) array, P : (r,) int64 pivots, residual : float
+        The factor, the pivots in order, and tr(K - G Gᵀ) (as the updates computed it).
+    """
+    d = np.array(diagonal, dtype=np.float64)
+    n = d.shape[0]
+    r = min(rank or n, n)
+    G = np.zeros((n, r), order="F")              # columns contiguous: one pass per step
+    pivots: list[int] = []
+    total, floor = float(d.sum()), 1e-14 * float(d.max(initial=0.0))
+    for k in range(r):
+        p = int(np.argmax(d))
+        if d[p] <= floor or d.sum() <= trace_tol * total:
+            break
+        g = np.asarray(column(p), dtype=np.float64) - G[:, :k] @ G[p, :k]
+        g /= math.sqrt(d[p])
+        G[:, k] = g
+        d -= g * g
+        d[p] = 0.0
+        np.maximum(d, 0.0, out=d)
+        pivots.append(p)
+    return np.ascontiguousarray(G[:, :len(pivots)]), np.array(pivots, dtype=np.int64), float(d.sum())
+
+
 def full_column_rank(G: np.ndarray, rank_tol: float = RANK_TOL) -> np.ndarray:
     """Return G itself if it has full column rank, else a factor with the same G G^T that has.
 
@@ -143,10 +190,16 @@ def rbf_kernel_matrix(X: np.ndarray, sigma: float) -> np.ndarray:
         return np.exp(-d2 / (2 * sigma ** 2))
 
 
+#: Points of the seeded sample the bandwidth rule reads under ``factorization: pivoted_cholesky``.
+BANDWIDTH_SAMPLE = 2000
+
+
 @kernels.register("rbf")
 def rbf(ds, *, sigma: Annotated[float, Interval(0, None, closed="left")] = 0.0, bandwidth: Bandwidth = "median",
-        standardize: bool = False, rank: NonNegativeInt = 0, rank_tol: Fraction = RANK_TOL) -> np.ndarray:
-    """Gaussian kernel exp(-||x - y||^2 / (2 sigma^2)), factored by eigendecomposition.
+        standardize: bool = False, rank: NonNegativeInt = 0, rank_tol: Fraction = RANK_TOL,
+        factorization: Literal["eigh", "pivoted_cholesky"] = "eigh", trace_tol: Fraction = 1e-8) -> np.ndarray:
+    """Gaussian kernel exp(-||x - y||^2 / (2 sigma^2)), factored by eigendecomposition or, for large n,
+    by pivoted incomplete Cholesky (no n x n array).
 
     Parameters
     ----------
@@ -157,18 +210,58 @@ def rbf(ds, *, sigma: Annotated[float, Interval(0, None, closed="left")] = 0.0, 
     standardize : bool
         Scale each feature to zero mean and unit variance first.
     rank, rank_tol :
-        Passed to :func:`factorize` (keep eigenvalues > rank_tol * max, 0 <= rank_tol < 1; at most
-        ``rank``, 0 for no limit).
+        At most ``rank`` columns (0: no limit); ``eigh`` keeps eigenvalues > rank_tol * max
+        (0 <= rank_tol < 1, :func:`factorize`).
+    factorization : {"eigh", "pivoted_cholesky"}
+        ``eigh`` (default): the dense n x n kernel and its eigendecomposition, O(n³) time and
+        O(n²) memory, the best rank-``rank`` approximation.  ``pivoted_cholesky``: pivoted
+        incomplete Cholesky (:func:`pivoted_cholesky`, the low-rank K0 of Kulis et al. 2006, Sec. 6,
+        after Fine & Scheinberg 2001), O(n rank²) time and O(n rank) memory; with ``sigma`` 0 the
+        bandwidth rule reads a seeded sample of :data:`BANDWIDTH_SAMPLE` points (all of them when
+        n is at most that).  The run records the residual trace tr(K0 - G0 G0ᵀ).
+    trace_tol : float
+        ``pivoted_cholesky`` stops once the residual trace is at most trace_tol * tr K0 = trace_tol * n.
     """
+    X, sigma, _ = _rbf_points(ds, sigma, bandwidth, standardize, factorization)
+    if factorization == "eigh":
+        return factorize(rbf_kernel_matrix(X, sigma), rank_tol, rank)
+    return _rbf_cholesky(X, sigma, rank, trace_tol)[0]
+
+
+def _rbf_points(ds, sigma: float, bandwidth: str, standardize: bool, factorization: str):
+    """The training points as :func:`rbf` uses them (standardized if asked), sigma (by the rule when
+    0: on a seeded sample under ``pivoted_cholesky``) and the map applying the same scaling to new points."""
     X = np.array(_features(ds, "rbf"), dtype=np.float64)
-    if standardize:
-        mu, sd = _feature_scaling(X, False, True)
-        X = (X - mu) / sd
+    mu, sd = _feature_scaling(X, False, standardize)
+    X = (X - mu) / sd
     if sigma <= 0:
-        sigma = rbf_bandwidth(X, bandwidth)
+        sample = X
+        if factorization == "pivoted_cholesky" and len(X) > BANDWIDTH_SAMPLE:
+            sample = X[np.sort(np.random.default_rng(0).choice(len(X), BANDWIDTH_SAMPLE, replace=False))]
+        sigma = rbf_bandwidth(sample, bandwidth)
         if sigma <= 0:
             raise DataError(f"dataset '{ds.name}': all points coincide, the RBF bandwidth is 0.")
-    return factorize(rbf_kernel_matrix(X, sigma), rank_tol, rank)
+    return X, sigma, lambda Y: (np.asarray(Y, dtype=np.float64) - mu) / sd
+
+
+def _rbf_cholesky(X: np.ndarray, sigma: float, rank: int, trace_tol: float):
+    """:func:`pivoted_cholesky` of the Gaussian kernel of the rows of X, one column k(X, x_p) at a time."""
+    sq = np.einsum("ij,ij->i", X, X)
+    scale = -1.0 / (2.0 * sigma ** 2)
+    return pivoted_cholesky(lambda p: np.exp(np.maximum(sq + sq[p] - 2.0 * (X @ X[p]), 0.0) * scale),
+                            np.ones(len(X)), rank, trace_tol)
+
+
+def factor_info(name: str, ds, G0: np.ndarray, params: dict) -> dict | None:
+    """What a cell records about an approximate initial factor: for ``rbf`` under ``factorization:
+    pivoted_cholesky``, its rank and residual trace tr(K0 - G0 G0ᵀ) = n - ||G0||_F² (absolute and
+    relative to tr K0 = n); None for the exact or eigendecomposition paths (their records stay as
+    they were)."""
+    if name != "rbf" or params.get("factorization") != "pivoted_cholesky":
+        return None
+    residual = max(float(ds.n - np.einsum("ij,ij->", G0, G0)), 0.0)
+    return {"factorization": "pivoted_cholesky", "rank": int(G0.shape[1]), "trace_residual": residual,
+            "relative_trace_residual": residual / ds.n}
 
 
 def linear_rows(ds, X_new: np.ndarray, G0: np.ndarray, *, center: bool = False, standardize: bool = False,
@@ -185,19 +278,29 @@ def linear_rows(ds, X_new: np.ndarray, G0: np.ndarray, *, center: bool = False, 
 
 
 def rbf_rows(ds, X_new: np.ndarray, G0: np.ndarray, *, sigma: float = 0.0, bandwidth: Bandwidth = "median",
-             standardize: bool = False, rank: int = 0, rank_tol: float = RANK_TOL) -> np.ndarray:
-    """Rows of the initial factor for new points, Gaussian kernel: the Nyström (kernel-PCA) extension
-    g0(x) = k0(x, X) G0 (G0ᵀG0)⁻¹ (= k0(x, X) V Λ^{-1/2} for G0 = V Λ^{1/2}), with σ and the
-    standardization of the training points; it gives the training rows back (g0(X) = G0)."""
-    X = np.array(_features(ds, "rbf"), dtype=np.float64)
-    Y = np.asarray(X_new, dtype=np.float64)
-    if standardize:
-        mu, sd = _feature_scaling(X, False, True)
-        X, Y = (X - mu) / sd, (Y - mu) / sd
-    if sigma <= 0:
-        sigma = rbf_bandwidth(X, bandwidth)
-    d2 = np.maximum(np.einsum("ij,ij->i", Y, Y)[:, None] + np.einsum("ij,ij->i", X, X)[None, :] - 2 * Y @ X.T, 0.0)
-    return np.linalg.solve(G0.T @ G0, (np.exp(-d2 / (2 * sigma ** 2)) @ G0).T).T
+             standardize: bool = False, rank: int = 0, rank_tol: float = RANK_TOL, factorization: str = "eigh",
+             trace_tol: float = 1e-8) -> np.ndarray:
+    """Rows of the initial factor for new points, Gaussian kernel, with σ and the standardization of
+    the training points; both give the training rows back (g0(X) = G0).
+
+    ``eigh``: the Nyström (kernel-PCA) extension g0(x) = k0(x, X) G0 (G0ᵀG0)⁻¹ (= k0(x, X) V Λ^{-1/2}
+    for G0 = V Λ^{1/2}).  ``pivoted_cholesky``: g0(x) = k0(x, X_P) L⁻ᵀ with the pivots P and L = G0[P]
+    (lower triangular), since G0 = K0[:, P] L⁻ᵀ; the pivots come from the same (deterministic)
+    factorization run again, O(n rank²), and only the pivots' rows of X are read for new points.
+    """
+    X, sigma, scaled = _rbf_points(ds, sigma, bandwidth, standardize, factorization)
+    Y = scaled(X_new)
+
+    def k(A, B):
+        d2 = np.einsum("ij,ij->i", A, A)[:, None] + np.einsum("ij,ij->i", B, B)[None, :] - 2 * A @ B.T
+        return np.exp(-np.maximum(d2, 0.0) / (2 * sigma ** 2))
+
+    if factorization == "eigh":
+        return np.linalg.solve(G0.T @ G0, (k(Y, X) @ G0).T).T
+    from scipy.linalg import solve_triangular
+
+    _, P, _ = _rbf_cholesky(X, sigma, rank, trace_tol)
+    return solve_triangular(G0[P], k(X[P], Y), lower=True).T
 
 
 #: Kernels whose K0 extends to new points, and the map giving a new point's row of G0 (the others,
@@ -214,7 +317,10 @@ def identity(ds, *, scale: Positive = 1.0) -> np.ndarray:
     scale : float
         The diagonal (> 0).
     """
-    return np.sqrt(scale) * np.eye(ds.n)
+    with heavy_step(f"the {ds.n} x {ds.n} identity factor of K0 'identity'", DOUBLE * ds.n * ds.n,
+                    instead="Its factor is n x n by nature; a full-rank K0 at this n is better given as "
+                            "kernel rbf with factorization: pivoted_cholesky and a rank."):
+        return np.sqrt(scale) * np.eye(ds.n)
 
 
 @kernels.register("precomputed")

@@ -202,7 +202,8 @@ def test_refusal_names_the_file_key_and_reason():
 #: Per kernel, per declared setting: another valid value (on :func:`kernel_dataset`).
 KERNEL_ALTERNATIVES = {
     "linear": {"center": True, "standardize": True, "rank": 2},
-    "rbf": {"sigma": 0.7, "bandwidth": "mean_sq", "standardize": True, "rank": 3, "rank_tol": 1e-2},
+    "rbf": {"sigma": 0.7, "bandwidth": "mean_sq", "standardize": True, "rank": 3, "rank_tol": 1e-2,
+            "factorization": "pivoted_cholesky", "trace_tol": 0.1},
     "identity": {"scale": 2.0},
     "precomputed": {"rank": 3, "rank_tol": 1e-2},
     "laplacian_pinv": {"neighbors": 4, "bandwidth": "half_mean", "sigma_neighbors": 3, "scale_features": "standard",
@@ -210,6 +211,9 @@ KERNEL_ALTERNATIVES = {
 }
 KERNEL_UNUSED = {
     ("laplacian_pinv", "sigma_neighbors"): "only read by bandwidth 'half_mean'",
+    ("rbf", "trace_tol"): "only read by factorization 'pivoted_cholesky'",
+    ("rbf", "factorization"): "both factorizations are exact at full rank (G differs by a rotation); below it they "
+                              "differ: tests/test_low_rank_k0.py",
 }
 
 
