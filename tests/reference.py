@@ -61,30 +61,8 @@ def von_neumann_dual_reference(G0, constraints):
     nu_i >= 0 (<=), nu_i <= 0 (>=), nu_i free (=) by L-BFGS-B with dense matrix
     exponentials -- an algorithm independent of the cyclic projections under test.
     """
-    from scipy.optimize import minimize
-
-    U, s, _ = np.linalg.svd(G0, full_matrices=False)
-    lam0 = s ** 2
-    A = constraint_matrices(U, constraints)
-    b = constraints.bound
-    names = [KINDS[k] for k in constraints.kind]
-    bounds = [(0, None) if n.endswith("le") else (None, 0) if n.endswith("ge") else (None, None) for n in names]
-
-    def expm_sym(S):
-        ev, Q = np.linalg.eigh(S)
-        return (Q * np.exp(ev)) @ Q.T
-
-    def neg_dual(nu):
-        M = expm_sym(np.diag(np.log(lam0)) - np.tensordot(nu, A, axes=1))
-        grad = np.einsum("kij,ij->k", A, M) - b
-        return -(lam0.sum() - np.trace(M) - nu @ b), -grad
-
-    res = minimize(neg_dual, np.zeros(len(b)), jac=True, bounds=bounds, method="L-BFGS-B",
-                   options=dict(ftol=1e-16, gtol=1e-12, maxiter=100000, maxfun=200000))
-    M = expm_sym(np.diag(np.log(lam0)) - np.tensordot(res.x, A, axes=1))
-    ev, Q = np.linalg.eigh(M)
-    objective = float(np.sum(ev * np.log(ev)) - np.sum(np.diag(M) * np.log(lam0)) - ev.sum() + lam0.sum())
-    return U @ M @ U.T, objective
+    K, _, objective = von_neumann_slack_dual_reference(G0, constraints, np.inf)
+    return K, objective
 
 
 def feasibility_margin(G0, constraints, trace=None):
@@ -146,7 +124,8 @@ def von_neumann_slack_dual_reference(G0, constraints, gamma):
     min D_vN(K, K0) + gamma sum (bhat log(bhat/b) - bhat + b) s.t. tr(K A_i) <= bhat_i (``*_le``), >= (``*_ge``),
     = (``*_eq``).  As :func:`von_neumann_dual_reference`, with the slack minimised in closed form:
     bhat_i = b_i exp(nu_i / gamma), so the dual is g(nu) = tr Lambda0 - tr M(nu) + gamma sum b_i (1 - exp(nu_i / gamma)),
-    maximised by L-BFGS-B (nu_i >= 0 for <=, <= 0 for >=, free for =)."""
+    maximised by L-BFGS-B (nu_i >= 0 for <=, <= 0 for >=, free for =); ``gamma = inf``: the hard problem,
+    g(nu) = tr Lambda0 - tr M(nu) - nu . b (:func:`von_neumann_dual_reference`)."""
     from scipy.optimize import minimize
 
     U, s, _ = np.linalg.svd(G0, full_matrices=False)
@@ -160,17 +139,20 @@ def von_neumann_slack_dual_reference(G0, constraints, gamma):
         ev, Q = np.linalg.eigh(S)
         return (Q * np.exp(ev)) @ Q.T
 
+    hard = np.isinf(gamma)
+
     def neg_dual(nu):
         M = expm_sym(np.diag(np.log(lam0)) - np.tensordot(nu, A, axes=1))
-        e = np.exp(nu / gamma)
+        e = np.ones_like(nu) if hard else np.exp(nu / gamma)
+        slack_term = -nu @ b if hard else gamma * np.sum(b * (1 - e))
         grad = np.einsum("kij,ij->k", A, M) - b * e
-        return -(lam0.sum() - np.trace(M) + gamma * np.sum(b * (1 - e))), -grad
+        return -(lam0.sum() - np.trace(M) + slack_term), -grad
 
     res = minimize(neg_dual, np.zeros(len(b)), jac=True, bounds=bounds, method="L-BFGS-B",
-                   options=dict(ftol=1e-16, gtol=1e-13, maxiter=100000, maxfun=200000))
+                   options=dict(ftol=1e-16, gtol=1e-12 if hard else 1e-13, maxiter=100000, maxfun=200000))
     M = expm_sym(np.diag(np.log(lam0)) - np.tensordot(res.x, A, axes=1))
-    bhat = b * np.exp(res.x / gamma)
+    bhat = b.copy() if hard else b * np.exp(res.x / gamma)
     ev = np.linalg.eigvalsh(M)
     objective = float(np.sum(ev * np.log(ev)) - np.sum(np.diag(M) * np.log(lam0)) - ev.sum() + lam0.sum()
-                      + gamma * np.sum(bhat * np.log(bhat / b) - bhat + b))
+                      + (0.0 if hard else gamma * np.sum(bhat * np.log(bhat / b) - bhat + b)))
     return U @ M @ U.T, bhat, objective
