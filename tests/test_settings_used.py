@@ -58,7 +58,7 @@ SOLVER_INSTANCES = {**INSTANCES, "burg": _burg_like, "von_neumann": _burg_like, 
 #: Per solver, per declared setting: a valid value other than the default.
 ALTERNATIVES = {
     "burg": {"tol": 1e-9, "feas_tol": 1e-9, "max_sweeps": 2, "slack": 0.1, "certify_every": 1,
-             "slack_if_infeasible": 1.0, "stop": "dual_change"},
+             "slack_if_infeasible": 1.0, "stop": "dual_change", "sweeps": "active"},
     "von_neumann": {"tol": 1e-9, "feas_tol": 1e-9, "max_sweeps": 2, "slack": 0.1, "certify_every": 1,
                     "slack_if_infeasible": 1.0},
     "definiteboost": {"projection": "approximate", "dual_correction": False, "order": "cyclic", "tol": 1e-8,
@@ -107,7 +107,7 @@ UNUSED = {
 
 
 #: Settings both runs of a solver case need (``stop: dual_change`` takes a finite slack only).
-SOLVER_WITH = {("burg", "stop"): {"slack": 1.0}}
+SOLVER_WITH = {("burg", "stop"): {"slack": 1.0}, ("burg", "sweeps"): {"slack": 1.0, "stop": "dual_change"}}
 
 
 def fingerprint(result) -> tuple:

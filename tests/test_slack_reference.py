@@ -3,6 +3,7 @@ item 0): Burg's against cvxpy + Clarabel, von Neumann's against its Lagrange dua
 L-BFGS-B.  The sets are infeasible as hard constraints at rank 4 (bounds at 0.3x and 3x the K0
 distances), so the slack is active.  Tolerances sit about ten times above the largest error measured
 (burg: objective 1.5e-12, K 1.5e-9, bhat 4.8e-9; von Neumann: 1.7e-8, 2.3e-8, 4.0e-7; 6 cases each).
+``burg_active`` is Burg with ``sweeps: active`` (sweeps over the positive duals between full sweeps).
 A mutant halving either slack update (bhat, and through it K) misses them by orders of magnitude."""
 
 import numpy as np
@@ -16,6 +17,9 @@ from kernlearn_cli.types import Constraints
 SOLVERS = {
     "burg": (lambda G0, C, gamma: burg(G0, C, slack=gamma, tol=1e-12, max_sweeps=200000, stop="dual_change"),
              burg_slack_convex_reference, burg_penalty, {"objective": 2e-11, "K": 2e-8, "bhat": 5e-8}),
+    "burg_active": (lambda G0, C, gamma: burg(G0, C, slack=gamma, tol=1e-12, max_sweeps=200000, stop="dual_change",
+                                              sweeps="active"),
+                    burg_slack_convex_reference, burg_penalty, {"objective": 2e-11, "K": 2e-8, "bhat": 5e-8}),
     "von_neumann": (lambda G0, C, gamma: von_neumann(G0, C, slack=gamma, tol=1e-12, max_sweeps=200000),
                     von_neumann_slack_dual_reference, von_neumann_penalty,
                     {"objective": 2e-7, "K": 3e-7, "bhat": 4e-6}),
@@ -47,3 +51,33 @@ def test_slack_mode_matches_an_independent_solution(name, gamma, seed):
     assert abs(res.objective + penalty(bhat, C.bound, gamma) - objective_ref) <= tol["objective"] * abs(objective_ref)
     assert np.abs(K - K_ref).max() <= tol["K"] * np.abs(K_ref).max()
     assert np.abs(bhat / bhat_ref - 1).max() <= tol["bhat"]
+
+
+def test_active_sweeps_reach_the_cyclic_solution_with_fewer_projections():
+    """ITML's problem (itml_pairs, slack 1, ``stop: dual_change``): the active-set schedule stops only
+    after a full sweep, at the cyclic schedule's solution (5.6e-8 apart here), with fewer projections
+    (124k against 344k here; the share of positive duals, and so the saving, shrinks with n)."""
+    from kernlearn_cli.constraints.pairs import itml_pairs
+    from kernlearn_cli.experiment import component_rng
+    from kernlearn_cli.kernels import linear
+    from kernlearn_cli.registry import datasets
+
+    ds = datasets.get("two_gaussians").func(n=2000, dim=64)
+    G0 = linear(ds)
+    C = itml_pairs(ds, G0, rng=component_rng(0, 1), count=2000)   # 368 of the 2000 duals end positive
+    cyclic, active = (burg(G0, C, slack=1.0, stop="dual_change", tol=1e-5, max_sweeps=100000, sweeps=mode)
+                      for mode in ("cyclic", "active"))
+    assert cyclic.converged and active.converged
+    assert active.history["full_sweep"][-1] and active.info["full_sweeps"] >= 2
+    assert active.info["projections"] < cyclic.info["projections"] / 2
+    assert abs(active.objective - cyclic.objective) <= 1e-6 * abs(cyclic.objective)
+    K1, K2 = cyclic.G @ cyclic.G.T, active.G @ active.G.T
+    assert np.abs(K1 - K2).max() <= 1e-4 * np.abs(K1).max()
+
+
+def test_active_sweeps_need_the_dual_change_stop():
+    from kernlearn_cli.errors import ConfigError
+
+    G0, C = infeasible_instance(0)
+    with pytest.raises(ConfigError, match="sweeps 'active' needs stop 'dual_change'"):
+        burg(G0, C, sweeps="active")

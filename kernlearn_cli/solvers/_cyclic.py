@@ -268,10 +268,19 @@ def raise_infeasible(constraints: Constraints, cert: dict, name: str, sweep: int
 
 def run_sweeps(sweep, lam, constraints: Constraints, *, name: str, tol: float, feas_tol: float,
                max_sweeps: int, hard: bool, certify_every: int, violation, farkas, callback=None,
-               after_sweep=None, feasible: bool = True):
+               after_sweep=None, feasible: bool = True, active_set: bool = False):
     """Cyclic sweeps until the dual change is <= ``tol`` and every constraint is met to ``feas_tol``
     (with ``feasible`` False: until the dual change is <= ``tol``, the rule of the authors' ITML
     code, which stops on it alone).
+
+    ``active_set`` (with ``feasible`` False only): after a full sweep, the sweeps visit only the
+    constraints whose dual is positive (``sweep(subset)``, ``subset`` their indices; ``sweep(None)``
+    is a full sweep) until their dual change is <= ``tol``; then a full sweep checks every
+    constraint, and only a full sweep with a dual change <= ``tol`` stops the run, so ``converged``
+    still means that every constraint was visited in the last sweep. Constraints with a zero dual
+    are met at the current targets when visited, so a sweep over them moves nothing until the
+    kernel has moved enough to violate one, which the next full sweep finds. History ``full_sweep``
+    marks the full sweeps.
 
     ``sweep()`` runs one compiled sweep (updating ``lam`` in place) and returns ``(status,
     index, max violation met before a projection, its constraint)``; ``after_sweep()`` (optional)
@@ -290,7 +299,8 @@ def run_sweeps(sweep, lam, constraints: Constraints, *, name: str, tol: float, f
 
     Returns (stopped_by, sweeps, history, seconds spent on checks).
     """
-    history = {"dual_change": [], "max_violation": [], "lambda_norm": []}
+    history = {"dual_change": [], "max_violation": [], "lambda_norm": [], **({"full_sweep": []} if active_set else {})}
+    subset = None                          # active_set: the constraints the next sweep visits (None: all)
     t0 = time.perf_counter()
     start = violation()
     check_seconds = time.perf_counter() - t0
@@ -300,7 +310,7 @@ def run_sweeps(sweep, lam, constraints: Constraints, *, name: str, tol: float, f
         stopped_by = "tolerance"          # lambda = 0 its dual (gap 0); no sweep can improve on it
     while count < max_sweeps and stopped_by != "tolerance":
         lam_old = lam.copy()
-        status, q, maxviol, argmax = sweep()
+        status, q, maxviol, argmax = sweep(subset) if active_set else sweep()
         count += 1
         if status == STUCK:                   # a violated constraint no update can move: one-constraint proof
             y0 = np.zeros(len(lam))
@@ -323,9 +333,20 @@ def run_sweeps(sweep, lam, constraints: Constraints, *, name: str, tol: float, f
         history["dual_change"].append(change)
         history["max_violation"].append(maxviol)
         history["lambda_norm"].append(float(np.linalg.norm(lam)))
+        if active_set:
+            history["full_sweep"].append(subset is None)
         if callback is not None:
             callback(count, dual_change=Checked(change, tol),
                      max_violation=Checked(maxviol, feas_tol) if feasible else maxviol)
+        if active_set:                     # a settled active phase is checked by a full sweep
+            settled, full = change <= tol, subset is None
+            if settled and full:
+                stopped_by = "tolerance"
+                break
+            if settled or full:
+                positive = np.flatnonzero(lam > 0)
+                subset = None if settled or positive.size in (0, len(lam)) else positive
+            continue
         if change <= tol and not feasible:
             stopped_by = "tolerance"
             break

@@ -80,7 +80,7 @@ def slack_penalty(bhat: np.ndarray, b: np.ndarray, slack: float) -> float:
 def burg(G0: np.ndarray, constraints: Constraints, *, tol: Positive = 1e-3, feas_tol: Positive = 1e-3,
          max_sweeps: PositiveInt = 10000, slack: Slack = math.inf, certify_every: PositiveInt = 50,
          slack_if_infeasible: Positive | None = None, stop: Literal["certified", "dual_change"] = "certified",
-         callback: Callable | None = None) -> SolverResult:
+         sweeps: Literal["cyclic", "active"] = "cyclic", callback: Callable | None = None) -> SolverResult:
     """Cyclic Bregman projections under the Burg (LogDet) divergence, O(r^2) per projection.
 
     Parameters
@@ -116,6 +116,12 @@ def burg(G0: np.ndarray, constraints: Constraints, *, tol: Positive = 1e-3, feas
     certify_every : int
         With hard constraints, sweeps (>= 1) between attempts to read a certificate of infeasibility
         off the diverging dual variables (module :mod:`~kernlearn_cli.solvers._cyclic`).
+    sweeps : {"cyclic", "active"}
+        ``cyclic`` (default): every sweep visits every constraint (Kulis et al. 2006, Alg. 1).
+        ``active`` (with ``stop: dual_change``): between full sweeps, sweeps visit only the
+        constraints with a positive dual; only a full sweep stops the run
+        (:func:`~kernlearn_cli.solvers._cyclic.run_sweeps`). Other iterates than ``cyclic``, the same
+        stopping rule.
     callback : callable, optional
         ``callback(sweep, dual_change=..., max_violation=...)`` after every sweep, each a
         :class:`~kernlearn_cli.solvers.protocol.Checked` with its tolerance (``tol``, ``feas_tol``).
@@ -142,6 +148,9 @@ def burg(G0: np.ndarray, constraints: Constraints, *, tol: Positive = 1e-3, feas
         raise ConfigError("solver.stop 'dual_change' (ITML's rule: the dual change alone) needs a finite "
                           f"solver.slack and no slack_if_infeasible; got slack {slack:g}: hard constraints must be "
                           "met to feas_tol (stop 'certified').")
+    if sweeps == "active" and stop != "dual_change":
+        raise ConfigError("solver.sweeps 'active' needs stop 'dual_change' (and a finite slack): with hard "
+                          "constraints the sweeps must visit every constraint to certify feasibility.")
     if slack_if_infeasible is not None:          # hard where feasible, slack where certified infeasible
         return hard_else_slack(
             lambda gamma: burg(G0, constraints, tol=tol, feas_tol=feas_tol, max_sweeps=max_sweeps, slack=gamma,
@@ -169,13 +178,29 @@ def burg(G0: np.ndarray, constraints: Constraints, *, tol: Positive = 1e-3, feas
         last["x"] = rc.values(B)
         return float(relative_violations(last["x"], constraints, bhat).max())
 
+    picked = {"projections": 0}       # the active subset's constraint arrays, made once per subset
+
+    def one_sweep(subset=None):
+        picked["projections"] += len(constraints) if subset is None else len(subset)
+        if subset is None:
+            return _k.burg_sweep(G0, constraints.i, constraints.j, constraints.kind, bhat, lam, B, float(slack),
+                                 *work)
+        if picked.get("subset") is not subset:
+            picked.update(subset=subset, i=constraints.i[subset], j=constraints.j[subset],
+                          kind=constraints.kind[subset])
+        sub_lam, sub_bhat = lam[subset], bhat[subset]
+        status, q, maxviol, argmax = _k.burg_sweep(G0, picked["i"], picked["j"], picked["kind"], sub_bhat, sub_lam,
+                                                   B, float(slack), *work)
+        lam[subset], bhat[subset] = sub_lam, sub_bhat
+        return status, int(subset[q]) if 0 <= q < len(subset) else q, maxviol, \
+            int(subset[argmax]) if 0 <= argmax < len(subset) else argmax
+
     t0 = time.perf_counter()
     stopped_by, sweep, history, check_seconds = run_sweeps(
-        lambda: _k.burg_sweep(G0, constraints.i, constraints.j, constraints.kind, bhat, lam, B, float(slack), *work),
-        lam, constraints, name="burg", tol=tol, feas_tol=feas_tol, max_sweeps=max_sweeps,
+        one_sweep, lam, constraints, name="burg", tol=tol, feas_tol=feas_tol, max_sweeps=max_sweeps,
         hard=math.isinf(slack), certify_every=certify_every, feasible=stop == "certified",
-        violation=violation,
-        farkas=lambda y0: infeasibility_certificate(rc, y0), callback=callback)
+        violation=violation, farkas=lambda y0: infeasibility_certificate(rc, y0), callback=callback,
+        active_set=sweeps == "active")
     seconds = time.perf_counter() - t0
     t1 = time.perf_counter()
     x = last["x"] if stopped_by == "tolerance" else rc.values(B)
@@ -190,6 +215,7 @@ def burg(G0: np.ndarray, constraints: Constraints, *, tol: Positive = 1e-3, feas
     viol = relative_violations(x, constraints, constraints.bound)
     return finish(SolverResult(
         G=G, objective=objective, iterations=sweep, converged=False, history=history,
-        info={"projections": sweep * len(constraints), "rank": r, "max_violation": float(viol.max()),
-              "solver_seconds": seconds, "certificate_seconds": check_seconds, "slack": float(slack)},
+        info={"projections": picked["projections"], "rank": r, "max_violation": float(viol.max()),
+              "solver_seconds": seconds, "certificate_seconds": check_seconds, "slack": float(slack),
+              **({"full_sweeps": int(np.sum(history["full_sweep"]))} if sweeps == "active" else {})},
         arrays={"G0": G0, "dual": lam, "bhat": bhat}), cert, "burg")
