@@ -89,3 +89,71 @@ def estimated(cost: Callable[..., tuple[str, float, float, str]]):
                 return func(*args, **kwargs)
         return run
     return deco
+
+
+class PeakMemory:
+    """The peak resident memory of the process during a block (a context manager).
+
+    On Linux the kernel's high-water mark (``VmHWM``) is reset on entry by writing ``5`` to
+    ``/proc/self/clear_refs``, so the peak is that of the block, not of everything the process
+    did before: one helper for the records' ``peak_rss_bytes``, the scale benchmark and the TRIN
+    memory measurements.  Elsewhere ``resource.getrusage`` gives the process's lifetime maximum,
+    which only bounds the block's peak from above (``reset`` is then False).
+
+    Attributes (after the block)
+    ----------------------------
+    start_bytes : int or None
+        Resident memory on entry.
+    peak_bytes : int or None
+        The largest resident memory during the block.
+    reset : bool
+        Whether the high-water mark was reset on entry (so ``peak_bytes`` is the block's own).
+
+    Examples
+    --------
+    >>> with PeakMemory() as mem:
+    ...     pass
+    >>> mem.peak_bytes >= 0
+    True
+    """
+
+    def __enter__(self):
+        self.reset = _reset_high_water_mark()
+        self.start_bytes = _status_bytes("VmRSS")
+        self.peak_bytes = None
+        return self
+
+    def __exit__(self, *exc):
+        hwm = _status_bytes("VmHWM") if self.reset else None
+        if hwm is None:
+            import resource
+            hwm = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024   # kB on Linux
+        self.peak_bytes = int(hwm)
+        return False
+
+    @property
+    def added_bytes(self) -> int | None:
+        """``peak_bytes - start_bytes``: what the block added at its peak (None when unknown)."""
+        if self.peak_bytes is None or self.start_bytes is None:
+            return None
+        return self.peak_bytes - self.start_bytes
+
+
+def _reset_high_water_mark() -> bool:
+    try:
+        with open("/proc/self/clear_refs", "w") as f:
+            f.write("5")
+        return True
+    except OSError:
+        return False
+
+
+def _status_bytes(key: str) -> int | None:
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith(key + ":"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return None
