@@ -7,6 +7,7 @@ closed form; exact and approximate projections must meet at the same matrix (Kul
 """
 
 import math
+import tracemalloc
 import os
 import subprocess
 import sys
@@ -16,7 +17,7 @@ import numpy as np
 import pytest
 import yaml
 
-from kernlearn_cli.constraints.threshold import threshold_pairs
+from kernlearn_cli.constraints.threshold import close_pairs, threshold_pairs
 from kernlearn_cli.errors import ConfigError, DataError, InfeasibleError
 from kernlearn_cli.solvers.definiteboost import _rank_one, definiteboost, kernel_from_dual
 from kernlearn_cli.types import KINDS, PAIR_KINDS, Constraints, Dataset
@@ -264,6 +265,33 @@ def test_threshold_pairs_are_all_close_pairs_of_the_trace_one_target():
     # an explicit gamma overrides gamma_scale
     C3 = threshold_pairs(ds, G, rng=None, gamma=0.1 / n, gamma_scale=5.0)
     assert 0 < len(C3) < len(C) and np.allclose(C3.bound, 0.2)
+
+
+def test_close_pairs_match_all_pairs_with_ties_and_sort_by_i_then_j():
+    """The k-d tree's pairs are the brute-force pairs (strict bound, ties, duplicates)."""
+    rng = np.random.default_rng(3)
+    for n, r in ((2, 1), (40, 1), (200, 3), (300, 12)):
+        G = np.round(rng.standard_normal((n, r)), 1)             # rounding makes ties and duplicates
+        trace = float((G ** 2).sum())
+        sq = (G ** 2).sum(1)
+        half = 0.5 * np.maximum(sq[:, None] + sq[None] - 2 * G @ G.T, 0)
+        for gamma in (1e-6, 0.01 / n, 0.2 / n, 3.0 / n):
+            ii, jj = np.nonzero(np.triu(half / trace < gamma, 1))
+            i, j = close_pairs(G, gamma, trace)
+            assert np.array_equal(i, ii) and np.array_equal(j, jj), (n, r, gamma)
+
+
+def test_threshold_pairs_need_no_n_by_n_array():
+    """n = 50,000 points: the search stays within O(n r + pairs) memory (the blocked all-pairs scan
+    it replaced held 2048 x n distances, 0.8 GB here, and took O(n²) time)."""
+    n = 50_000
+    G = np.random.default_rng(1).standard_normal((n, 3))
+    tracemalloc.start()
+    i, j = close_pairs(G, 2 * n ** (-2 / 3) / n, float((G ** 2).sum()))
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert 0 < i.size < 10 * n and np.all(i < j)
+    assert peak < 100 * 8 * n, peak
 
 
 def test_threshold_pairs_errors():
