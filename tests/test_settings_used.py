@@ -60,7 +60,7 @@ ALTERNATIVES = {
     "burg": {"tol": 1e-9, "feas_tol": 1e-9, "max_sweeps": 2, "slack": 0.1, "certify_every": 1,
              "slack_if_infeasible": 1.0, "stop": "dual_change", "sweeps": "active"},
     "von_neumann": {"tol": 1e-9, "feas_tol": 1e-9, "max_sweeps": 2, "slack": 0.1, "certify_every": 1,
-                    "slack_if_infeasible": 1.0},
+                    "slack_if_infeasible": 1.0, "stop": "dual_change", "sweeps": "active"},
     "definiteboost": {"projection": "approximate", "dual_correction": False, "order": "cyclic", "tol": 1e-8,
                       "feas_tol": 1e-8, "max_steps": 5},
     "meg": {"eta": 0.5, "iterations": 10, "comparison": "none"},
@@ -107,7 +107,8 @@ UNUSED = {
 
 
 #: Settings both runs of a solver case need (``stop: dual_change`` takes a finite slack only).
-SOLVER_WITH = {("burg", "stop"): {"slack": 1.0}, ("burg", "sweeps"): {"slack": 1.0, "stop": "dual_change"}}
+SOLVER_WITH = {(name, setting): settings for name in ("burg", "von_neumann")
+               for setting, settings in (("stop", {"slack": 1.0}), ("sweeps", {"slack": 1.0, "stop": "dual_change"}))}
 
 
 def fingerprint(result) -> tuple:

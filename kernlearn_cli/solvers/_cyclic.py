@@ -266,6 +266,51 @@ def raise_infeasible(constraints: Constraints, cert: dict, name: str, sweep: int
 
 # ---- the sweep loop ----------------------------------------------------------------------------
 
+def check_schedule(stop: str, sweeps: str, slack: float, slack_if_infeasible: float | None) -> None:
+    """Refuse ``stop: dual_change`` without a finite slack and ``sweeps: active`` without it
+    (settings of ``burg`` and ``von_neumann``)."""
+    if stop == "dual_change" and (math.isinf(slack) or slack_if_infeasible is not None):
+        raise ConfigError("solver.stop 'dual_change' (ITML's rule: the dual change alone) needs a finite "
+                          f"solver.slack and no slack_if_infeasible; got slack {slack:g}: hard constraints must be "
+                          "met to feas_tol (stop 'certified').")
+    if sweeps == "active" and stop != "dual_change":
+        raise ConfigError("solver.sweeps 'active' needs stop 'dual_change' (and a finite slack): with hard "
+                          "constraints the sweeps must visit every constraint to certify feasibility.")
+
+
+class SubsetSweeps:
+    """A compiled sweep run on all constraints or on the active subset of
+    :func:`run_sweeps` (``active_set``), counting the projections.
+
+    ``run(kernel, subset)`` calls ``kernel(i, j, kind, bhat, lam)`` (the compiled sweep on those
+    arrays, updating ``bhat`` and ``lam`` in place; it returns ``(status, index, max violation,
+    its constraint, ...)``) on every constraint (``subset`` None) or on the constraints
+    ``subset``, whose arrays are made once per subset and whose ``lam``, ``bhat`` are written
+    back; the indices it returns are mapped back to the whole set.
+    """
+
+    def __init__(self, constraints: Constraints, bhat: np.ndarray, lam: np.ndarray):
+        self.constraints, self.bhat, self.lam = constraints, bhat, lam
+        self.projections = 0
+        self._subset = self._arrays = None
+
+    def run(self, kernel, subset=None) -> tuple:
+        C, bhat, lam = self.constraints, self.bhat, self.lam
+        if subset is None:
+            self.projections += len(C)
+            return kernel(C.i, C.j, C.kind, bhat, lam)
+        self.projections += len(subset)
+        if self._subset is not subset:
+            self._subset, self._arrays = subset, (C.i[subset], C.j[subset], C.kind[subset])
+        sub_bhat, sub_lam = bhat[subset], lam[subset]
+        out = kernel(*self._arrays, sub_bhat, sub_lam)
+        lam[subset], bhat[subset] = sub_lam, sub_bhat
+
+        def whole(q):
+            return int(subset[q]) if 0 <= q < len(subset) else q
+        return (out[0], whole(out[1]), out[2], whole(out[3]), *out[4:])
+
+
 def run_sweeps(sweep, lam, constraints: Constraints, *, name: str, tol: float, feas_tol: float,
                max_sweeps: int, hard: bool, certify_every: int, violation, farkas, callback=None,
                after_sweep=None, feasible: bool = True, active_set: bool = False):

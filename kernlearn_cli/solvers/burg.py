@@ -35,14 +35,15 @@ from typing import Callable, Literal
 
 import numpy as np
 
-from ..errors import ConfigError, DataError
+from ..errors import DataError
 from ..kernels import full_column_rank
 from ..registry import solvers
 from ..types import Constraints, SolverResult
 from . import _burg_kernels as _k
 from ..params import Positive, PositiveInt
-from ._cyclic import (InRange, Slack, bregman_certificate, describe, hard_else_slack, infeasibility_certificate,
-                      refuse_zero_distances, relative_violations, require_constraints, run_sweeps, signs)
+from ._cyclic import (InRange, Slack, SubsetSweeps, bregman_certificate, check_schedule, describe, hard_else_slack,
+                      infeasibility_certificate, refuse_zero_distances, relative_violations, require_constraints,
+                      run_sweeps, signs)
 from .protocol import finish
 
 
@@ -144,13 +145,7 @@ def burg(G0: np.ndarray, constraints: Constraints, *, tol: Positive = 1e-3, feas
     SolverError
         A projection broke down numerically and no certificate could be verified.
     """
-    if stop == "dual_change" and (math.isinf(slack) or slack_if_infeasible is not None):
-        raise ConfigError("solver.stop 'dual_change' (ITML's rule: the dual change alone) needs a finite "
-                          f"solver.slack and no slack_if_infeasible; got slack {slack:g}: hard constraints must be "
-                          "met to feas_tol (stop 'certified').")
-    if sweeps == "active" and stop != "dual_change":
-        raise ConfigError("solver.sweeps 'active' needs stop 'dual_change' (and a finite slack): with hard "
-                          "constraints the sweeps must visit every constraint to certify feasibility.")
+    check_schedule(stop, sweeps, slack, slack_if_infeasible)
     if slack_if_infeasible is not None:          # hard where feasible, slack where certified infeasible
         return hard_else_slack(
             lambda gamma: burg(G0, constraints, tol=tol, feas_tol=feas_tol, max_sweeps=max_sweeps, slack=gamma,
@@ -178,22 +173,11 @@ def burg(G0: np.ndarray, constraints: Constraints, *, tol: Positive = 1e-3, feas
         last["x"] = rc.values(B)
         return float(relative_violations(last["x"], constraints, bhat).max())
 
-    picked = {"projections": 0}       # the active subset's constraint arrays, made once per subset
+    subsets = SubsetSweeps(constraints, bhat, lam)
 
     def one_sweep(subset=None):
-        picked["projections"] += len(constraints) if subset is None else len(subset)
-        if subset is None:
-            return _k.burg_sweep(G0, constraints.i, constraints.j, constraints.kind, bhat, lam, B, float(slack),
-                                 *work)
-        if picked.get("subset") is not subset:
-            picked.update(subset=subset, i=constraints.i[subset], j=constraints.j[subset],
-                          kind=constraints.kind[subset])
-        sub_lam, sub_bhat = lam[subset], bhat[subset]
-        status, q, maxviol, argmax = _k.burg_sweep(G0, picked["i"], picked["j"], picked["kind"], sub_bhat, sub_lam,
-                                                   B, float(slack), *work)
-        lam[subset], bhat[subset] = sub_lam, sub_bhat
-        return status, int(subset[q]) if 0 <= q < len(subset) else q, maxviol, \
-            int(subset[argmax]) if 0 <= argmax < len(subset) else argmax
+        return subsets.run(lambda i, j, kind, bh, lm: _k.burg_sweep(G0, i, j, kind, bh, lm, B, float(slack), *work),
+                           subset)
 
     t0 = time.perf_counter()
     stopped_by, sweep, history, check_seconds = run_sweeps(
@@ -215,7 +199,7 @@ def burg(G0: np.ndarray, constraints: Constraints, *, tol: Positive = 1e-3, feas
     viol = relative_violations(x, constraints, constraints.bound)
     return finish(SolverResult(
         G=G, objective=objective, iterations=sweep, converged=False, history=history,
-        info={"projections": picked["projections"], "rank": r, "max_violation": float(viol.max()),
+        info={"projections": subsets.projections, "rank": r, "max_violation": float(viol.max()),
               "solver_seconds": seconds, "certificate_seconds": check_seconds, "slack": float(slack),
               **({"full_sweeps": int(np.sum(history["full_sweep"]))} if sweeps == "active" else {})},
         arrays={"G0": G0, "dual": lam, "bhat": bhat}), cert, "burg")

@@ -40,7 +40,7 @@ from __future__ import annotations
 
 import math
 import time
-from typing import Callable
+from typing import Callable, Literal
 
 import numpy as np
 
@@ -51,8 +51,9 @@ from ..registry import solvers
 from ..types import KIND_CODE, Constraints, SolverResult
 from . import _von_neumann_kernels as _k
 from ..params import Positive, PositiveInt
-from ._cyclic import (InRange, Slack, bregman_certificate, describe, hard_else_slack, infeasibility_certificate,
-                      refuse_zero_distances, relative_violations, require_constraints, run_sweeps, signs)
+from ._cyclic import (InRange, Slack, SubsetSweeps, bregman_certificate, check_schedule, describe, hard_else_slack,
+                      infeasibility_certificate, refuse_zero_distances, relative_violations, require_constraints,
+                      run_sweeps, signs)
 from .protocol import finish
 
 
@@ -111,7 +112,8 @@ def _is_rank_one(constraints: Constraints) -> np.ndarray:
 @solvers.register("von_neumann", inductive="initial factor", exact=("slack", "slack_if_infeasible"))
 def von_neumann(G0: np.ndarray, constraints: Constraints, *, tol: Positive = 1e-3, feas_tol: Positive = 1e-3,
                 max_sweeps: PositiveInt = 10000, slack: Slack = math.inf, certify_every: PositiveInt = 50,
-                slack_if_infeasible: Positive | None = None, callback: Callable | None = None) -> SolverResult:
+                slack_if_infeasible: Positive | None = None, stop: Literal["certified", "dual_change"] = "certified",
+                sweeps: Literal["cyclic", "active"] = "cyclic", callback: Callable | None = None) -> SolverResult:
     """Cyclic Bregman projections under the von Neumann divergence (secular-equation updates).
 
     Parameters
@@ -122,8 +124,8 @@ def von_neumann(G0: np.ndarray, constraints: Constraints, *, tol: Positive = 1e-
         Distance and similarity constraints, <=, >= or =.
     tol : float
         Stop when the dual variables change by less than ``tol`` (> 0) over a sweep
-        (the measure of :func:`~kernlearn_cli.solvers._cyclic.dual_change`) and every constraint is
-        met to ``feas_tol``.
+        (the measure of :func:`~kernlearn_cli.solvers._cyclic.dual_change`) and (``stop:
+        certified``) every constraint is met to ``feas_tol``.
     feas_tol : float
         Largest relative violation (of the slack-adjusted bounds) a converged result may keep (> 0).
     max_sweeps : int
@@ -135,6 +137,16 @@ def von_neumann(G0: np.ndarray, constraints: Constraints, *, tol: Positive = 1e-
         infeasible (:func:`~kernlearn_cli.solvers._cyclic.hard_else_slack`).
     certify_every : int
         With hard constraints, sweeps (>= 1) between attempts to certify infeasibility from the duals.
+    stop : {"certified", "dual_change"}
+        ``certified`` (default): dual change <= ``tol`` and every constraint met to ``feas_tol``.
+        ``dual_change``: the dual change alone (the rule of ITML's code, as ``burg``'s), for finite
+        ``slack`` only; the largest violation is then a figure of the certificate, not a check.
+    sweeps : {"cyclic", "active"}
+        ``cyclic`` (default): every sweep visits every constraint (Alg. 2). ``active`` (with
+        ``stop: dual_change``): between full sweeps, sweeps visit only the constraints with a
+        positive dual; only a full sweep stops the run
+        (:func:`~kernlearn_cli.solvers._cyclic.run_sweeps`). Other iterates than ``cyclic``, the
+        same stopping rule.
     callback : callable, optional
         ``callback(sweep, dual_change=..., max_violation=...)`` after every sweep, each a
         :class:`~kernlearn_cli.solvers.protocol.Checked` with its tolerance (``tol``, ``feas_tol``).
@@ -145,7 +157,8 @@ def von_neumann(G0: np.ndarray, constraints: Constraints, *, tol: Positive = 1e-
         ``G = V0 W exp(D/2)`` (n x r), ``objective`` = D_vN(K, K0), ``iterations`` = sweeps;
         info ``projections``, ``trace_evaluations``, ``evaluations_per_projection`` (mean over
         the projections that ran the root finder), ``max_evaluations``, ``krylov_sweeps`` and
-        ``lanczos_steps_per_projection`` (over those sweeps); certificate as for
+        ``lanczos_steps_per_projection`` (over those sweeps), with ``sweeps: active``
+        ``full_sweeps`` (history ``full_sweep`` marks them); certificate as for
         ``burg`` (dual: :func:`von_neumann_dual`).
 
     Raises
@@ -155,6 +168,7 @@ def von_neumann(G0: np.ndarray, constraints: Constraints, *, tol: Positive = 1e-
     SolverError
         A projection broke down numerically and no certificate could be verified.
     """
+    check_schedule(stop, sweeps, slack, slack_if_infeasible)
     if slack_if_infeasible is not None:          # hard where feasible, slack where certified infeasible
         return hard_else_slack(
             lambda gamma: von_neumann(G0, constraints, tol=tol, feas_tol=feas_tol, max_sweeps=max_sweeps, slack=gamma,
@@ -172,22 +186,30 @@ def von_neumann(G0: np.ndarray, constraints: Constraints, *, tol: Positive = 1e-
     r = V0.shape[1]
     lam = np.zeros(len(constraints))
     bhat = constraints.bound.copy()
-    counts = {"evals": 0, "exact": 0, "solves": 0, "max_evals": 0, "steps": 0, "krylov_sweeps": 0}
+    counts = {"evals": 0, "exact": 0, "solves": 0, "max_evals": 0, "steps": 0, "krylov_sweeps": 0,
+              "krylov_projections": 0}
     rank_one = bool(np.all(_is_rank_one(constraints)))      # the Krylov sweep takes rank-one constraints
     state = {"L": np.diag(np.log(lam0)), "W": np.eye(r), "D": np.log(lam0), "last": "",
              "mode": "krylov" if rank_one else "eigen", "wait": 0, "probe": PROBE_FIRST}
     rc = InRange(V0, constraints)
 
-    def sweep():
+    subsets = SubsetSweeps(constraints, bhat, lam)
+
+    def sweep(subset=None):
         state["last"] = mode = state["mode"]
-        args = (V0, constraints.i, constraints.j, constraints.kind, bhat, lam)
+        before = subsets.projections
         if mode == "krylov":
-            status, q, maxviol, argmax, xv, ev, sv, mx, steps = _k.krylov_sweep(*args, state["L"], float(slack))
+            status, q, maxviol, argmax, xv, ev, sv, mx, steps = subsets.run(
+                lambda i, j, kind, bh, lm: _k.krylov_sweep(V0, i, j, kind, bh, lm, state["L"], float(slack)), subset)
+            visited = subsets.projections - before
             counts["steps"] += steps
             counts["krylov_sweeps"] += 1
-            state["mode"], state["wait"], state["probe"] = next_mode(steps, r, len(constraints), state["probe"])
+            counts["krylov_projections"] += visited
+            state["mode"], state["wait"], state["probe"] = next_mode(steps, r, visited, state["probe"])
         else:
-            status, q, maxviol, argmax, xv, ev, sv, mx = _k.eigen_sweep(*args, state["W"], state["D"], float(slack))
+            status, q, maxviol, argmax, xv, ev, sv, mx = subsets.run(
+                lambda i, j, kind, bh, lm: _k.eigen_sweep(V0, i, j, kind, bh, lm, state["W"], state["D"],
+                                                          float(slack)), subset)
             state["wait"] -= 1
             if rank_one and state["wait"] <= 0:
                 state["mode"] = "krylov"
@@ -216,32 +238,32 @@ def von_neumann(G0: np.ndarray, constraints: Constraints, *, tol: Positive = 1e-
         return float(relative_violations(last["x"], constraints, bhat).max())
 
     t0 = time.perf_counter()
-    stopped_by, sweeps, history, check_seconds = run_sweeps(
+    stopped_by, count, history, check_seconds = run_sweeps(
         sweep, lam, constraints, name="von_neumann", tol=tol, feas_tol=feas_tol, max_sweeps=max_sweeps,
-        hard=math.isinf(slack), certify_every=certify_every,
-        violation=violation,
-        farkas=lambda y0: infeasibility_certificate(rc, y0), callback=callback,
-        after_sweep=decompose)
+        hard=math.isinf(slack), certify_every=certify_every, feasible=stop == "certified",
+        violation=violation, farkas=lambda y0: infeasibility_certificate(rc, y0), callback=callback,
+        after_sweep=decompose, active_set=sweeps == "active")
     seconds = time.perf_counter() - t0
     t1 = time.perf_counter()
     W, D = state["W"], state["D"]
     x = last["x"] if stopped_by == "tolerance" else values()
     objective = von_neumann_divergence_core(W, D, lam0)
     cert = bregman_certificate(x, constraints, lam, bhat, slack=slack, tol=tol, feas_tol=feas_tol,
+                               feasible=stop == "certified",
                                dual_changes=history["dual_change"], stopped_by=stopped_by,
                                primal=objective + slack_penalty(bhat, constraints.bound, slack),
-                               dual=von_neumann_dual(rc, lam, lam0, slack), sweeps=sweeps)
+                               dual=von_neumann_dual(rc, lam, lam0, slack), sweeps=count)
     check_seconds += time.perf_counter() - t1
     evals, solves, max_evals = counts["evals"], counts["solves"], counts["max_evals"]
     G = (V0 @ W) * np.exp(D / 2)
     viol = relative_violations(x, constraints, constraints.bound)
     return finish(SolverResult(
-        G=G, objective=objective, iterations=sweeps, converged=False, history=history,
-        info={"projections": sweeps * len(constraints), "rank": r, "max_violation": float(viol.max()),
+        G=G, objective=objective, iterations=count, converged=False, history=history,
+        info={"projections": subsets.projections, "rank": r, "max_violation": float(viol.max()),
               "trace_evaluations": int(evals), "exact_trace_evaluations": int(counts["exact"]),
               "evaluations_per_projection": evals / max(solves, 1),
               "krylov_sweeps": counts["krylov_sweeps"],
-              "lanczos_steps_per_projection": counts["steps"] / max(counts["krylov_sweeps"] * len(constraints), 1),
+              "lanczos_steps_per_projection": counts["steps"] / max(counts["krylov_projections"], 1),
               "max_evaluations": int(max_evals), "solver_seconds": seconds, "certificate_seconds": check_seconds,
-              "slack": float(slack)},
+              "slack": float(slack), **({"full_sweeps": int(np.sum(history["full_sweep"]))} if sweeps == "active" else {})},
         arrays={"G0": G0, "dual": lam, "bhat": bhat}), cert, "von_neumann")
