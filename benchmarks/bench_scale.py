@@ -101,9 +101,9 @@ FAMILIES = {
     "burg_rbf": Family(lambda n: _cfg(gauss(n, 20), RBF_LOW_RANK, _pairs(n), BURG),
                        (1000, 5000), (1000, 3000, 10_000, 30_000, 100_000, 300_000, 1_000_000), 1.8),
     "von_neumann_linear": Family(lambda n: _cfg(gauss(n, 64), LINEAR, _pairs(n), VON_NEUMANN),
-                                 (1000, 3000), (1000, 3000, 10_000, 30_000, 100_000), 2.0),
+                                 (1000, 3000), (1000, 3000, 10_000, 30_000, 100_000, 300_000, 1_000_000), 2.0),
     "von_neumann_rbf": Family(lambda n: _cfg(gauss(n, 20), RBF_LOW_RANK, _pairs(n), VON_NEUMANN),
-                              (1000, 3000), (1000, 3000, 10_000, 30_000, 100_000), 2.0),
+                              (1000, 3000), (1000, 3000, 10_000, 30_000, 100_000, 300_000, 1_000_000), 2.0),
     "trin": Family(lambda n: _cfg(gauss(n, 10), {"name": "laplacian_pinv", "neighbors": 10},
                                   {"name": "neighbor_triplets"},
                                   {"name": "trin", "loss": "log", "gamma": 1.0, "tol": 1e-3, "max_iter": 30}),
@@ -153,7 +153,8 @@ def _solve_kernlearn(config):
     result = solver.func(prep.G0, prep.constraints, **prep.solver_extra, **params)
     rank = None if prep.G0 is None else int(prep.G0.shape[1])
     return {"setup_seconds": setup, "solve_cpu_seconds": time.process_time() - c0, "iterations": int(result.iterations),
-            "converged": bool(result.converged), "constraints": len(prep.constraints), "rank": rank}
+            "converged": None if result.converged is None else bool(result.converged),   # None: a closed form
+            "constraints": len(prep.constraints), "rank": rank}
 
 
 def _solve_sklearn_nystroem(config):
@@ -176,7 +177,7 @@ def _solve_sklearn_nystroem(config):
 def _solve_itml(config, ml_python):
     """metric-learn's ITML on burg_linear's points and pairs (bounds u, l; gamma = burg's slack), in the ml venv."""
     t0 = time.perf_counter()
-    cell, prep = _prepared(config)
+    _, prep = _prepared(config)
     C = prep.constraints
     from kernlearn_cli.types import KIND_CODE
 
@@ -300,7 +301,7 @@ def run_family(name: str, ns, budget: float, max_memory: float, ml: str | None, 
             rows.append({**base, "status": "skipped", "note": ml_reason})
             continue
         if rows and rows[-1]["status"] != "ok":
-            rows.append({**base, "status": "skipped", "note": f"n = {rows[-1]['n']} did not finish"})
+            rows.append({**base, "status": "skipped", "note": f"n = {rows[-1]['n']}: {rows[-1]['status']}"})
             continue
         est_t, est_m = estimate(rows, n, fam.exponent)
         if est_t > budget or est_m > max_memory:
@@ -329,10 +330,60 @@ def run_family(name: str, ns, budget: float, max_memory: float, ml: str | None, 
 def show(r: dict) -> str:
     if r["status"] != "ok":
         return f"  {r['family']:>18} n = {r['n']:>8,}: {r['status']} ({r.get('note', '')})"
-    conv = "" if r["converged"] else " (not converged)"
+    conv = " (not converged)" if r["converged"] is False else ""
     return (f"  {r['family']:>18} n = {r['n']:>8,}: CPU {r['cpu_seconds']:8.2f} s (solve "
             f"{r['solve_cpu_seconds']:7.2f} s), wall {r['wall_seconds']:8.2f} s, {r['iterations']:>6} iterations"
             f"{conv}, peak {r['peak_bytes'] / 1e9:6.2f} GB (+{r['added_bytes'] / 1e9:.2f} GB)")
+
+
+def markdown(rows: list[dict]) -> str:
+    """The table of docs/scale.md: one line per cell."""
+    lines = ["| family | n | constraints | rank | iterations | CPU s | wall s | peak GB | added GB | note |",
+             "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |"]
+    for r in rows:
+        if r["status"] != "ok":
+            lines.append(f"| {r['family']} | {int(r['n']):,} | | | | | | | | {r['status']}: {r.get('note', '')} |")
+            continue
+        conv = " (cap)" if r["converged"] is False else ""
+        lines.append(f"| {r['family']} | {int(r['n']):,} | {int(r['constraints']):,} | {r['rank'] or '-'} | "
+                     f"{r['iterations']}{conv} | {float(r['cpu_seconds']):.2f} | {float(r['wall_seconds']):.2f} | "
+                     f"{float(r['peak_bytes']) / 1e9:.2f} | {float(r['added_bytes']) / 1e9:.2f} | |")
+    return "\n".join(lines)
+
+
+def read_rows(paths: list[Path]) -> list[dict]:
+    """Rows of earlier runs' CSVs (numbers back to numbers), to merge pieces run separately."""
+    rows = []
+    for path in paths:
+        with open(path) as f:
+            for r in csv.DictReader(f):
+                for key in ("n", "constraints", "iterations"):
+                    r[key] = int(r[key]) if r[key] else None
+                for key in ("cpu_seconds", "wall_seconds", "setup_seconds", "solve_cpu_seconds", "peak_bytes",
+                            "added_bytes", "process_wall_seconds"):
+                    r[key] = float(r[key]) if r[key] else None
+                r["rank"] = int(r["rank"]) if r["rank"] else None
+                r["converged"] = {"True": True, "False": False}.get(r["converged"])
+                rows.append(r)
+    return rows
+
+
+def write(rows: list[dict], out: Path) -> None:
+    """The CSV, its figure (same stem, .png) and the exponents."""
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with open(out, "w", newline="") as f:
+        w = csv.DictWriter(f, FIELDS, extrasaction="ignore")
+        w.writeheader()
+        w.writerows(rows)
+    figure(rows, out.with_suffix(".png"))
+    print(f"wrote {out} and {out.with_suffix('.png')}")
+    for name in FAMILIES:
+        ok = [r for r in rows if r["family"] == name and r["status"] == "ok"]
+        if len(ok) >= 2:
+            n = [r["n"] for r in ok]
+            print(f"  {name:>18}: time exponent {slope(n, [r['cpu_seconds'] for r in ok]):.2f}, "
+                  f"memory exponent {slope(n, [r['added_bytes'] for r in ok]):.2f} (added at the peak)")
+    print(markdown(rows))
 
 
 def figure(rows: list[dict], path: Path) -> None:
@@ -342,6 +393,7 @@ def figure(rows: list[dict], path: Path) -> None:
     import matplotlib.pyplot as plt
 
     fig, axes = plt.subplots(1, 2, figsize=(11, 4.8))
+    colors = dict(zip(FAMILIES, plt.cm.tab20.colors[::2] + plt.cm.tab20.colors[1::2]))
     for name in FAMILIES:
         ok = [r for r in rows if r["family"] == name and r["status"] == "ok"]
         if not ok:
@@ -351,7 +403,7 @@ def figure(rows: list[dict], path: Path) -> None:
         for ax, key in zip(axes, ("cpu_seconds", "added_bytes")):
             y = [r[key] / (1e9 if key == "added_bytes" else 1) for r in ok]
             label = f"{name} ({slope(n, y):.2f})" if len(ok) >= 2 else f"{name} (one n)"
-            ax.loglog(n, y, style, ms=4, label=label)
+            ax.loglog(n, y, style, ms=4, color=colors[name], label=label)
     axes[0].set(xlabel="n", ylabel="CPU seconds (data, K0, constraints, solve)", title="time vs n (exponent)")
     axes[1].set(xlabel="n", ylabel="GB: peak resident memory minus that on entry",
                 title="memory the cell adds at its peak vs n (exponent)")
@@ -370,6 +422,7 @@ def main(argv=None) -> int:
     ap.add_argument("--max-memory", type=float, default=8.0, help="GB: skip cells estimated above it")
     ap.add_argument("--ml-venv", type=Path, default=ROOT / ".venv-ml", help="virtualenv for metric-learn's ITML")
     ap.add_argument("--out", type=Path, default=None, help="CSV path (default benchmarks/figures/scale[_quick].csv)")
+    ap.add_argument("--merge", type=Path, nargs="+", help="only merge these CSVs (pieces run separately) into --out")
     ap.add_argument("--cell", nargs=2, metavar=("FAMILY", "N"), help=argparse.SUPPRESS)
     ap.add_argument("--ml-python", help=argparse.SUPPRESS)
     ap.add_argument("--itml-npz", help=argparse.SUPPRESS)
@@ -382,14 +435,16 @@ def main(argv=None) -> int:
         print(json.dumps(run_cell(args.cell[0], int(args.cell[1]), args.ml_python)))
         return 0
 
+    stem = "scale_quick" if args.quick else "scale"
+    out = args.out or FIGURES / f"{stem}.csv"
+    if args.merge:
+        write(read_rows(args.merge), out)
+        return 0
     names = [f.strip() for f in args.families.split(",") if f.strip()]
     unknown = sorted(set(names) - set(FAMILIES))
     if unknown:
         ap.error(f"unknown families {unknown}; valid: {', '.join(FAMILIES)}")
     budget = args.budget or (30.0 if args.quick else 600.0)
-    stem = "scale_quick" if args.quick else "scale"
-    out = args.out or FIGURES / f"{stem}.csv"
-    out.parent.mkdir(parents=True, exist_ok=True)
     ml, reason = (None, "not selected")
     if "itml" in names:
         ml, reason = ml_python(args.ml_venv)
@@ -409,18 +464,8 @@ def main(argv=None) -> int:
         for r in run_family(name, fam.quick if args.quick else fam.full, budget, args.max_memory * 1e9, ml, reason):
             rows.append(r)
             print(show(r), flush=True)
-    with open(out, "w", newline="") as f:
-        w = csv.DictWriter(f, FIELDS, extrasaction="ignore")
-        w.writeheader()
-        w.writerows(rows)
-    figure(rows, out.with_suffix(".png"))
-    print(f"wrote {out} and {out.with_suffix('.png')} in {time.perf_counter() - started:.0f} s")
-    for name in names:
-        ok = [r for r in rows if r["family"] == name and r["status"] == "ok"]
-        if len(ok) >= 2:
-            n = [r["n"] for r in ok]
-            print(f"  {name:>18}: time exponent {slope(n, [r['cpu_seconds'] for r in ok]):.2f}, "
-                  f"memory exponent {slope(n, [r['added_bytes'] for r in ok]):.2f} (added at the peak)")
+    write(rows, out)
+    print(f"bench_scale: {time.perf_counter() - started:.0f} s")
     return 0
 
 
