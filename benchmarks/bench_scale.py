@@ -409,7 +409,8 @@ def figure(rows: list[dict], path: Path) -> None:
                 title="memory the cell adds at its peak vs n (exponent)")
     for ax in axes:
         ax.grid(True, which="both", lw=0.3)
-        ax.legend(fontsize=7)
+        if ax.get_legend_handles_labels()[0]:
+            ax.legend(fontsize=7)
     fig.tight_layout()
     fig.savefig(path, dpi=120)
 
