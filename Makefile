@@ -28,7 +28,7 @@ test: install                     ## the test suite, two test files at a time (p
 lint: install                     ## ruff (the rules are in pyproject.toml)
 	$(PY) -m ruff check kernlearn_cli tests benchmarks configs
 
-bench: install                    ## Burg vs a NumPy loop; von Neumann vs Burg; --jobs 2 vs --jobs 1; KL_ADMM; Nystrom; TRIN; certificates
+bench: install                    ## Burg vs a NumPy loop; von Neumann vs Burg; --jobs 2 vs --jobs 1; KL_ADMM; Nystrom; TRIN; certificates; every family vs n (quick)
 	$(PY) benchmarks/bench_burg.py
 	$(PY) benchmarks/bench_von_neumann.py
 	$(PY) benchmarks/profile_von_neumann.py
@@ -39,6 +39,7 @@ bench: install                    ## Burg vs a NumPy loop; von Neumann vs Burg; 
 	$(PY) benchmarks/bench_trin_spambase.py
 	$(PY) benchmarks/bench_certificate.py
 	$(PY) benchmarks/bench_startup.py
+	$(PY) benchmarks/bench_scale.py --quick
 
 certified: install                ## converged means feasible and optimal: Digits sets across the feasibility boundary, nystrom_prior at small lambda
 	$(PY) benchmarks/certified_digits.py

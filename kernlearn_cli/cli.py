@@ -111,14 +111,28 @@ def slurm(config: Path = typer.Argument(..., help="YAML experiment config."),
 def plan(config: Path = typer.Argument(..., help="YAML experiment config."),
          set_: List[str] = typer.Option([], "--set", help=SET_HELP),
          seed: Optional[int] = typer.Option(None, "--seed", help="Seed of every cell.")):
-    """Print the numbered cells a config's grid expands into."""
+    """Print the numbered cells a config's grid expands into, each with its estimated peak memory and
+    time where one exists (the dense K0 eigendecomposition, TRIN's and MEG's n x n work, Burg's
+    O(n r) memory and O(c r²) sweep; docs/scale.md)."""
     from .config import load_cells
+    from .experiment import estimate
 
     _, cells = load_cells(config, set_, seed)
     for cell in cells:
         values = ", ".join(f"{k}={v}" for k, v in cell.grid_values.items())
-        typer.echo(f"{cell.index:4d}  {cell.id}  {values}")
+        typer.echo(f"{cell.index:4d}  {cell.id}  {values}  {_estimate_text(estimate(cell, str(config)))}".rstrip())
     typer.echo(f"{len(cells)} cell(s)")
+
+
+def _estimate_text(est: dict | None) -> str:
+    """``[est. memory 9.6 GB, time 1m03s]`` (``+ 2s per sweep``), or ``[est. -]``."""
+    from .progress import clock, per_iteration
+    from .resources import size
+
+    if est is None:
+        return "[est. -]"
+    per = f" + {per_iteration(est['per_seconds'])} per {est['per']}" if est["per"] else ""
+    return f"[est. memory {size(est['bytes'])}, time {clock(est['seconds'])}{per}]"
 
 
 @app.command()

@@ -79,16 +79,42 @@ def heavy_step(what: str, nbytes: float, seconds: float = 0.0, instead: str = ""
                             f"this machine could not allocate it. {instead}".rstrip()) from None
 
 
-def estimated(cost: Callable[..., tuple[str, float, float, str]]):
+def estimated(cost: Callable[..., tuple[str, float, float, str]], per: str = ""):
     """Decorator: run a solver under :func:`heavy_step` with ``cost(*args, **kwargs)`` = (what, bytes,
-    seconds, instead); the signature (and so the solver's declared settings) is the solver's own."""
+    seconds, instead); the signature (and so the solver's declared settings) is the solver's own.
+
+    ``per`` names the unit of the time estimate when it is not the whole call (``"sweep"``).  The
+    solver keeps both as ``solver.cost`` and ``solver.cost_per``: ``kernlearn plan`` calls ``cost``
+    with :class:`Sized` stand-ins for G0 and the constraints (:func:`~kernlearn_cli.experiment.estimate`),
+    so a cost reads only ``np.shape(G0)`` and ``len(constraints)``."""
     def deco(func):
         @functools.wraps(func)
         def run(*args, **kwargs):
             with heavy_step(*cost(*args, **kwargs)):
                 return func(*args, **kwargs)
+        run.cost, run.cost_per = cost, per
         return run
     return deco
+
+
+class UnknownSize(Exception):
+    """The length of a :class:`Sized` stand-in whose length is not known before the cell runs."""
+
+
+class Sized:
+    """A stand-in for an array or a constraint set in a cost estimate: its shape, nothing else.
+
+    ``np.shape(Sized((n, r)))`` is ``(n, r)``; ``len(Sized((c,)))`` is c, and ``len(Sized((None,)))``
+    raises :class:`UnknownSize` (a constraint count known only once generated).
+    """
+
+    def __init__(self, shape: tuple):
+        self.shape = tuple(shape)
+
+    def __len__(self) -> int:
+        if self.shape[0] is None:
+            raise UnknownSize
+        return int(self.shape[0])
 
 
 class PeakMemory:

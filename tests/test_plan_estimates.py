@@ -1,0 +1,71 @@
+"""`kernlearn plan` prices each cell before it runs: K0's factor and the solver's own cost hook (issue 45)."""
+
+import numpy as np
+import pytest
+import yaml
+
+from conftest import kernlearn
+from kernlearn_cli.config import Cell
+from kernlearn_cli.experiment import estimate
+from kernlearn_cli.registry import _load_builtins, solvers
+from kernlearn_cli.resources import DOUBLE, EIGH_RATE, GEMM_RATE, Sized, UnknownSize
+from kernlearn_cli.solvers.burg import PROJECTION_RATE
+
+_load_builtins()
+
+
+def cell(n, d=2, kernel=None, constraints=None, solver=None):
+    return Cell(0, {"name": "t", "seed": 0, "dataset": {"name": "two_gaussians", "n": n, "dim": d},
+                    "kernel": kernel or {"name": "rbf"}, "constraints": constraints or {"name": "itml_pairs", "count": 50},
+                    "solver": solver or {"name": "burg", "slack": 1.0}})
+
+
+def test_dense_rbf_k0_is_priced_by_its_eigendecomposition_without_building_it():
+    """n = 300,000: the n x n kernel (2.9 TB with its eigendecomposition) is priced, not attempted."""
+    n, d = 300_000, 2
+    est = estimate(cell(n, d))
+    assert est["bytes"] == pytest.approx(4 * DOUBLE * n * n)
+    assert est["seconds"] == pytest.approx(n ** 3 / EIGH_RATE + 2 * n * n * d / GEMM_RATE)
+    assert est["per"] == "sweep"        # Burg at the most rank n: one sweep over the 50 constraints
+    assert est["per_seconds"] == pytest.approx(50 * n * n / PROJECTION_RATE)
+
+
+def test_low_rank_k0_and_burg_sweep_are_o_n_r():
+    n, d, r, c = 20_000, 5, 64, 20_000
+    est = estimate(cell(n, d, {"name": "rbf", "factorization": "pivoted_cholesky", "rank": r},
+                        {"name": "itml_pairs", "count": c}))
+    burg_bytes = DOUBLE * (3 * n * r + 6 * c)                   # G0, its full-rank copy, G0 B; the duals
+    assert est["bytes"] == pytest.approx(max(DOUBLE * n * (2 * r + d), burg_bytes))
+    assert est["seconds"] == pytest.approx(2 * n * r * (r + d) / 2.5e9)
+    assert est["per_seconds"] == pytest.approx(c * r * r / PROJECTION_RATE)
+
+
+def test_trin_and_meg_use_the_cost_they_run_under():
+    n = 400
+    trin = estimate(cell(n, kernel={"name": "laplacian_pinv"}, constraints={"name": "neighbor_triplets"},
+                         solver={"name": "trin"}))
+    own = solvers.get("trin").func.cost(Sized((n, n)), Sized((None,)))
+    assert trin["bytes"] == pytest.approx(max(3 * DOUBLE * n * n, own[1])) and trin["per"] == ""
+    meg = estimate(cell(n, kernel={"name": "identity"}, constraints={"name": "distance_stream", "count": 30},
+                        solver={"name": "meg"}))
+    assert meg["seconds"] == pytest.approx(30 * n ** 3 / EIGH_RATE)     # one eigendecomposition per trial
+
+
+def test_no_estimate_and_unknown_count():
+    assert estimate(Cell(0, {"name": "t", "dataset": {"name": "two_gaussians", "n": 50},
+                             "constraints": {"name": "must_cannot"}, "solver": {"name": "admm"}})) is None
+    with pytest.raises(UnknownSize):
+        len(Sized((None,)))
+    assert np.shape(Sized((3, 2))) == (3, 2) and len(Sized((7,))) == 7
+
+
+def test_plan_prints_the_estimates(tmp_path):
+    cfg = {"name": "t", "seed": 0, "grid": {"dataset.n": [2000, 20000]},
+           "dataset": {"name": "two_gaussians", "n": 100, "dim": 2}, "kernel": {"name": "rbf"},
+           "constraints": {"name": "itml_pairs", "count": 1000}, "solver": {"name": "burg", "slack": 1.0}}
+    (tmp_path / "c.yaml").write_text(yaml.safe_dump(cfg))
+    res = kernlearn("plan", tmp_path / "c.yaml")
+    assert res.returncode == 0, res.stderr
+    lines = res.stdout.splitlines()
+    assert lines[1].endswith("[est. memory 12.8 GB, time 19m03s + 2m13s per sweep]"), res.stdout
+    assert lines[0].endswith("[est. memory 128 MB, time 1s + 1.33s per sweep]"), res.stdout
