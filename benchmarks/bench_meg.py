@@ -1,0 +1,89 @@
+"""MEG per trial: the dense eigendecomposition (``update: eigh``) against the Lanczos runs (``update: lanczos``).
+
+    PYTHONPATH=. python benchmarks/bench_meg.py [--quick]
+
+For n = 250, 500, 1000, 2000 (Gaussian blobs in 10 dimensions; the reference kernel is rbf with the
+median bandwidth, as in tsuda2005's wine and soybean cells; ``distance_stream`` examples, η = 2), both
+updates run the same stream in this one process, one after the other, from K0 = I (the studies'
+``kernel: identity``) and from a dense full-rank K0 (the same rbf kernel + 0.1 I). It prints the
+CPU milliseconds per trial of each (time.process_time: the machine is shared), their ratio, the CPU
+seconds of the Lanczos side's one final eigendecomposition (not in its per-trial time), the Lanczos
+steps per trial, and the largest relative differences of ŷ_t (per trial), the cumulative loss and
+the final kernel K = G Gᵀ (max-norm). One BLAS thread, as in a cell. The trials are capped so that
+the dense side stays near 15 s per size (20 trials at n = 2000); a longer run of the Lanczos side
+alone (``long`` rows: 2000 trials) shows how its time per trial grows as W leaves I/n.
+``--quick``: n = 250, 500 only.
+"""
+
+import os
+import sys
+import time
+
+os.environ.setdefault("NUMBA_NUM_THREADS", "1")
+
+import numpy as np  # noqa: E402
+from sklearn.datasets import make_blobs  # noqa: E402
+from threadpoolctl import threadpool_limits  # noqa: E402
+
+from kernlearn_cli.constraints.streams import distance_stream  # noqa: E402
+from kernlearn_cli.kernels import factorize, rbf_bandwidth, rbf_kernel_matrix  # noqa: E402
+from kernlearn_cli.solvers import meg as meg_module  # noqa: E402
+from kernlearn_cli.types import Dataset  # noqa: E402
+
+SIZES = {250: 200, 500: 100, 1000: 40, 2000: 20}    # n: trials of the dense side
+LONG = 2000
+
+
+def recorded(update: str, G0, C, G_ref, trials: int):
+    """(CPU seconds of the trials, CPU seconds of the final factor, result, ŷ_t of every trial) of one run."""
+    cls = meg_module._Krylov if update == "lanczos" else meg_module._Eigen
+    predict, factor, yhat, final = cls.predict, cls.factor, [], []
+
+    def record(self, a, b, dist):
+        yhat.append(predict(self, a, b, dist))
+        return yhat[-1]
+
+    def timed(self):
+        t0 = time.process_time()
+        out = factor(self)
+        final.append(time.process_time() - t0)
+        return out
+
+    cls.predict, cls.factor = record, timed
+    try:
+        t0 = time.process_time()
+        res = meg_module.meg(G0, C, eta=2.0, iterations=trials, reference=G_ref, update=update)
+        total = time.process_time() - t0
+        return total - final[0], final[0], res, np.array(yhat)
+    finally:
+        cls.predict, cls.factor = predict, factor
+
+
+def main():
+    sizes = [250, 500] if "--quick" in sys.argv else list(SIZES)
+    print(f"{'n':>5} {'K0':>8} {'trials':>6} {'eigh ms/trial':>13} {'lanczos ms/trial':>16} {'ratio':>6} "
+          f"{'final eigh s':>12} {'steps/trial':>11} {'max rel dy':>10} {'rel d loss':>10} {'rel d K':>8}")
+    for n in sizes:
+        X, _ = make_blobs(n, 10, centers=3, random_state=0)
+        sigma = rbf_bandwidth(X, "median")
+        G_ref = factorize(rbf_kernel_matrix(X, sigma))
+        C = distance_stream(Dataset("blobs", X), G_ref, rng=np.random.default_rng(0), count=LONG)
+        dense = factorize(rbf_kernel_matrix(X, sigma) + 0.1 * np.eye(n), rank_tol=0)
+        for k0, G0 in (("identity", np.eye(n)), ("dense", dense)):
+            T = SIZES[n]
+            t_e, _, r_e, y_e = recorded("eigh", G0, C, G_ref, T)
+            t_l, f_l, r_l, y_l = recorded("lanczos", G0, C, G_ref, T)
+            K_e, K_l = r_e.G @ r_e.G.T, r_l.G @ r_l.G.T
+            dy = np.max(np.abs(y_l - y_e) / np.abs(y_e))
+            dloss = abs(r_l.objective - r_e.objective) / r_e.objective
+            dK = np.abs(K_l - K_e).max() / np.abs(K_e).max()
+            print(f"{n:>5} {k0:>8} {T:>6} {1e3 * t_e / T:>13.1f} {1e3 * t_l / T:>16.2f} {t_e / t_l:>6.0f} "
+                  f"{f_l:>12.2f} {r_l.info['lanczos_steps'] / T:>11.1f} {dy:>10.1e} {dloss:>10.1e} {dK:>8.1e}", flush=True)
+            t_long, f_long, r_long, _ = recorded("lanczos", G0, C, G_ref, LONG)
+            print(f"{n:>5} {k0:>8} {LONG:>6} {'(long)':>13} {1e3 * t_long / LONG:>16.2f} {'':>6} {f_long:>12.2f} "
+                  f"{r_long.info['lanczos_steps'] / LONG:>11.1f}", flush=True)
+
+
+if __name__ == "__main__":
+    with threadpool_limits(limits=1):              # as in a cell (KERNLEARN_BLAS_THREADS = 1)
+        main()
