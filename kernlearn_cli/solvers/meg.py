@@ -220,16 +220,15 @@ class _Krylov:
     spectral measure).  S + α u uᵀ has the same Krylov space and the same T_m but for α‖u‖² added to
     its (1, 1) entry, and d/ds tr exp(S + s u uᵀ) = uᵀ exp(S + s u uᵀ) u, so
 
-    .. math::  \operatorname{tr}\exp(S + lpha u u^	op) - \operatorname{tr}\exp(S)
-               pprox \operatorname{tr}\exp(T_m + lpha\lVert u
-Vert^2 e_1e_1^	op) - \operatorname{tr}\exp(T_m),
+    .. math::  \operatorname{tr}\exp(S + \alpha u u^\top) - \operatorname{tr}\exp(S)
+               \approx \operatorname{tr}\exp(T_m + \alpha\lVert u\rVert^2 e_1e_1^\top) - \operatorname{tr}\exp(T_m),
 
     the integral of the same Gauss rule (the spectral shift of Krein), exact once the Krylov space is
     invariant.  The runs and their stopping rule are the von Neumann Krylov sweep's
     (:func:`~kernlearn_cli.solvers._von_neumann_kernels._krylov`: estimated relative error of the rule
     below 1e-13 over the trial's step, or an invariant space); each step is one product with S
-    (O(n²)).  ``log_Z`` = log tr exp(S) is carried from tr exp(S_0) = tr(W_1 · tr exp S_0) through
-    these differences.
+    (O(n²)).  ``log_Z`` = log tr exp(S) is carried from log tr exp(S_0) = log tr W_1 (S_0 = log W_1)
+    through these differences.
     """
 
     def __init__(self, S: np.ndarray, log_Z: float):
