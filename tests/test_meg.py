@@ -320,3 +320,52 @@ def test_cli_verbose_names_the_losses(tmp_path):
     lines = [ln for ln in run.stdout.splitlines() if "] iter " in ln]
     assert lines and all("loss" in ln and "cumulative loss" in ln and "dual change" not in ln for ln in lines)
     assert "converged n/a" in run.stdout
+
+
+def _predictions(monkeypatch, update, G0, C, **kw):
+    """The result of ``meg`` and its prediction ŷ_t of every trial (recorded from the update's ``predict``)."""
+    from kernlearn_cli.solvers import meg as meg_module
+
+    cls = meg_module._Krylov if update == "lanczos" else meg_module._Eigen
+    predict, yhat = cls.predict, []
+
+    def record(self, a, b, dist):
+        yhat.append(predict(self, a, b, dist))
+        return yhat[-1]
+
+    monkeypatch.setattr(cls, "predict", record)
+    return meg(G0, C, update=update, **kw), np.array(yhat)
+
+
+@pytest.mark.parametrize("n, k0, sim_share, eta", [(30, "identity", 0.0, 2.0), (30, "dense", 0.5, 2.0),
+                                                   (120, "identity", 0.5, 1.0), (200, "dense", 0.0, 2.0),
+                                                   (60, "dense", 1.0, 0.5)])
+def test_lanczos_update_equals_the_dense_update(monkeypatch, n, k0, sim_share, eta):
+    """``update: lanczos`` (Lanczos runs and the Krein trace shift, no eigendecomposition per trial) gives
+    every ŷ_t, the cumulative loss, the divergences and the final kernel of the dense update to 1e-10."""
+    rng = np.random.default_rng(n + int(10 * sim_share))
+    G0 = np.eye(n) * 2.0 if k0 == "identity" else random_factor(rng, n, cond=50.0)
+    G_ref = random_factor(rng, n, r=6)
+    C = stream(rng, G_ref, 300, noise=0.2, sim_share=sim_share)
+    dense, y_dense = _predictions(monkeypatch, "eigh", G0, C, eta=eta, reference=G_ref)
+    krylov, y_krylov = _predictions(monkeypatch, "lanczos", G0, C, eta=eta, reference=G_ref)
+    assert len(y_dense) == len(y_krylov) == 300
+    # relative to |ŷ_t|, or to 1/n (a diagonal entry of W, tr W = 1) for an off-diagonal W_ab near 0
+    np.testing.assert_array_less(np.abs(y_krylov - y_dense), 1e-10 * np.maximum(np.abs(y_dense), 1.0 / n))
+    assert krylov.objective == pytest.approx(dense.objective, rel=1e-10)
+    np.testing.assert_allclose(krylov.history["cumulative_loss"], dense.history["cumulative_loss"], rtol=1e-10)
+    np.testing.assert_allclose(krylov.history["divergence"], dense.history["divergence"], rtol=0, atol=1e-10)
+    K, K_dense = krylov.G @ krylov.G.T, dense.G @ dense.G.T
+    assert np.abs(K - K_dense).max() <= 1e-10 * np.abs(K_dense).max()
+    assert krylov.info["lanczos_steps"] >= 300 and "lanczos_steps" not in dense.info
+
+
+def test_lanczos_update_from_the_identity_needs_one_step_at_first():
+    """From W_1 = I/n the first trial's Krylov space is invariant at once (S = log(1/n) I): one step, exact."""
+    n = 50
+    C = Constraints.from_lists([3], [7], ["dist_eq"], [0.5])
+    res = meg(np.eye(n), C, comparison="none", update="lanczos")
+    dense = meg(np.eye(n), C, comparison="none")
+    assert res.info["lanczos_steps"] == 1
+    assert res.objective == pytest.approx(dense.objective, rel=1e-14)
+    np.testing.assert_allclose(res.G @ res.G.T, dense.G @ dense.G.T, rtol=0, atol=1e-14)

@@ -63,7 +63,7 @@ ALTERNATIVES = {
                     "slack_if_infeasible": 1.0, "stop": "dual_change", "sweeps": "active"},
     "definiteboost": {"projection": "approximate", "dual_correction": False, "order": "cyclic", "tol": 1e-8,
                       "feas_tol": 1e-8, "max_steps": 5},
-    "meg": {"eta": 0.5, "iterations": 10, "comparison": "none"},
+    "meg": {"eta": 0.5, "iterations": 10, "comparison": "none", "update": "lanczos"},
     "initial": {},
     "trin": {"loss": "lmnn", "gamma": 0.25, "tol": 1e-9, "max_iter": 2, "path": 2.0, "gamma_min": 1.0,
              "normalize": False, "t": 0.3, "itml_percentiles": [10.0, 90.0], "max_cg": 1, "keep_path": True,

@@ -24,6 +24,13 @@ eigendecomposition is recomputed from it in every trial: **O(n³) per trial** (a
 symmetric eigendecomposition), which is the paper's algorithm; no error accumulates in the
 eigenvectors.  The prediction needs two rows of W_t only: O(n) from V_t and exp(Λ_t).
 
+**Without the eigendecomposition (``update: lanczos``).**  X_t is ½ v vᵀ (dist_eq, v = e_a - e_b) or
+¼(u₊u₊ᵀ - u₋u₋ᵀ) (sim_eq, u± = e_a ± e_b), so ŷ_t needs vᵀ exp(S) v and tr exp(S), and the step
+changes tr exp(S) by a function of v's spectral measure under S (Krein's spectral shift).  A Lanczos
+run on S from v gives both to about 1e-13 relative (:class:`_Krylov`): O(m n²) per trial for m
+steps, one eigendecomposition at the end.  The same ŷ_t, losses and kernel as the dense update to
+about 1e-12 relative, but not the same bits: a setting, ``eigh`` by default.
+
 **Examples.**  Each row of the constraint set is one trial, in order (``distance_stream``
 produces such a stream):
 
@@ -66,19 +73,26 @@ import time
 from typing import Callable, Literal
 
 import numpy as np
+from scipy.linalg import eigh_tridiagonal
 
 from ..errors import ConfigError, DataError
 from ..kernels import RANK_TOL
 from ..linalg import eigh
 from ..params import NonNegativeInt, Positive
 from ..registry import evaluators, solvers
-from ..resources import eigh_cost, estimated
+from ..resources import DOUBLE, eigh_cost, estimated
 from ..types import KIND_CODE, KINDS, Constraints, SolverResult
+from ._von_neumann_kernels import _krylov
 from .protocol import finish, not_applicable
 
 #: λ_max - λ_min of every instance matrix X_t built from a dist_eq / sim_eq example.
 R_EXAMPLES = 1.0
 _DIST, _SIM = KIND_CODE["dist_eq"], KIND_CODE["sim_eq"]
+#: For the estimate of ``update: lanczos``: Lanczos steps per trial (measured 1-3.4 from K0 = I, 10-11 from
+#: a dense K0) and flops per second of a step (2 n² and the reorthogonalisation; measured 4-6e9 at n = 2000:
+#: docs/scale.md, "MEG without an eigendecomposition per trial").
+LANCZOS_STEPS = 10
+MATVEC_RATE = 4e9
 
 
 def loss_bound(comparison_loss, divergence: float, eta: float, r: float = R_EXAMPLES):
@@ -145,10 +159,165 @@ def _comparison_predictions(U_factor: np.ndarray, constraints: Constraints, chun
     return out
 
 
-def _trial_cost(G0, constraints, *, iterations=0, **settings):
-    """One dense eigendecomposition of the n x n exponent per trial (eq. 7)."""
+def _add_step(S: np.ndarray, a: int, b: int, dist: bool, g: float) -> None:
+    """S <- S - g X_t in place, for the example (a, b) (X_t of a dist_eq or a sim_eq row; a != b for dist_eq)."""
+    if dist:
+        S[a, a] -= 0.5 * g
+        S[b, b] -= 0.5 * g
+        S[a, b] += 0.5 * g
+        S[b, a] += 0.5 * g
+    elif a == b:
+        S[a, a] -= g
+    else:
+        S[a, b] -= 0.5 * g
+        S[b, a] -= 0.5 * g
+
+
+def _exponential(S: np.ndarray) -> tuple[np.ndarray, np.ndarray, float, float]:
+    """W = exp(S) / tr exp(S) = V diag(p) Vᵀ by one dense eigendecomposition S = V Λ Vᵀ; also c = -λ_max
+    and log Z̃ = log tr exp(S + c I) (eq. 7's shift, so the largest exponent is 0)."""
+    lam, V = eigh(S)
+    c = -lam[-1]
+    e = np.exp(lam + c)
+    log_Z = math.log(float(e.sum()))
+    return V, e / e.sum(), c, log_Z
+
+
+class _Eigen:
+    """The paper's trial (eq. 7): W_t = V diag(p) Vᵀ from a dense eigendecomposition of the exponent S
+    after every step, O(n³); the prediction reads two rows of V."""
+
+    def __init__(self, S: np.ndarray, w1: np.ndarray, Q1: np.ndarray):
+        self.S, self.V, self.p, self.trial = S, Q1, w1, (0, 0, True)
+        self.c = -math.log(float(w1[-1]))           # W_1 = exp(S_0 + c I) / Z̃ with the largest exponent 0
+        self.log_Z = math.log(float(np.sum(w1 / w1[-1])))
+
+    def predict(self, a: int, b: int, dist: bool) -> float:
+        """ŷ_t = tr(W_t X_t)."""
+        self.trial = (a, b, dist)
+        if dist:
+            d = self.V[a] - self.V[b]
+            return 0.5 * float(self.p @ (d * d))
+        return float(self.p @ (self.V[a] * self.V[b]))
+
+    def step(self, g: float) -> tuple[float, float]:
+        """S <- S - g X_t for the last predicted trial; returns (c_t, log Z̃_t): log W_{t+1} = S + (c_t - log Z̃_t) I."""
+        _add_step(self.S, *self.trial, g)
+        self.V, self.p, self.c, self.log_Z = _exponential(self.S)
+        return self.c, self.log_Z
+
+    def factor(self) -> tuple[np.ndarray, np.ndarray]:
+        """(V, p) of the current W = V diag(p) Vᵀ."""
+        return self.V, self.p
+
+
+class _Krylov:
+    r"""The trials' quantities from Lanczos runs on the exponent S, without its eigendecomposition.
+
+    For a trial matrix that is a sum of rank-one terms ±u uᵀ (dist_eq: ½ v vᵀ with v = e_a - e_b;
+    sim_eq: ¼(u₊u₊ᵀ - u₋u₋ᵀ) with u± = e_a ± e_b, or e_a e_aᵀ when a = b), a Lanczos run on S from u
+    gives the Jacobi matrix T_m, and uᵀ exp(S) u ≈ ‖u‖² e₁ᵀ exp(T_m) e₁ (the m-node Gauss rule of u's
+    spectral measure).  S + α u uᵀ has the same Krylov space and the same T_m but for α‖u‖² added to
+    its (1, 1) entry, and d/ds tr exp(S + s u uᵀ) = uᵀ exp(S + s u uᵀ) u, so
+
+    .. math::  \operatorname{tr}\exp(S + \alpha u u^\top) - \operatorname{tr}\exp(S)
+               \approx \operatorname{tr}\exp(T_m + \alpha\lVert u\rVert^2 e_1e_1^\top) - \operatorname{tr}\exp(T_m),
+
+    the integral of the same Gauss rule (the spectral shift of Krein), exact once the Krylov space is
+    invariant.  The runs and their stopping rule are the von Neumann Krylov sweep's
+    (:func:`~kernlearn_cli.solvers._von_neumann_kernels._krylov`: estimated relative error of the rule
+    below 1e-13 over the trial's step, or an invariant space); each step is one product with S
+    (O(n²)).  ``log_Z`` = log tr exp(S) is carried from log tr exp(S_0) = log tr W_1 (S_0 = log W_1)
+    through these differences.
+    """
+
+    def __init__(self, S: np.ndarray, log_Z: float):
+        n = S.shape[0]
+        self.S, self.c, self.log_Z = S, 0.0, log_Z
+        self.Q, self.u = np.empty((n, n)), np.empty(n)
+        self.ja, self.jb = np.empty(n), np.zeros(n + 1)
+        self.trial, self.run, self.steps = (0, 0, True), (0, 0.0), 0
+
+    def _run(self, idx, coef, mu0: float, need: float = 0.0) -> tuple[int, float]:
+        """A Lanczos run on S from u = Σ coef_k e_idx_k (‖u‖² = mu0), good for steps α with -α mu0 <= need."""
+        self.Q[0] = 0.0
+        self.Q[0, idx] = np.asarray(coef) / math.sqrt(mu0)
+        m, logp, _, _ = _krylov(self.S, self.Q, self.ja, self.jb, self.u, 0, 0.0, need)
+        self.steps += m
+        return m, logp
+
+    def _rule(self, m: int, alpha: float = 0.0):
+        """(nodes - a_0, weights) of the Gauss rule of T_m + α e₁e₁ᵀ; the shift a_0 keeps its eigenvalues exact."""
+        d = self.ja[:m] - self.ja[0]
+        d[0] += alpha
+        theta, Z = eigh_tridiagonal(d, self.jb[1:m])
+        return theta, Z[0] ** 2
+
+    def _form(self, m: int, mu0: float) -> float:
+        """uᵀ W u = ‖u‖² e₁ᵀ exp(T_m) e₁ / tr exp(S) for the run in ja, jb."""
+        theta, weight = self._rule(m)
+        return mu0 * float(weight @ np.exp(theta + (self.ja[0] - self.log_Z)))
+
+    def _shift(self, run: tuple[int, float], mu0: float, alpha: float) -> None:
+        """log tr exp(S + α u uᵀ) from log tr exp(S): the run extended for the step, then the trace difference."""
+        m, _ = run
+        if alpha < 0.0:
+            m, _, _, _ = _krylov(self.S, self.Q, self.ja, self.jb, self.u, *run, -alpha * mu0)
+            self.steps += m - run[0]
+        before, _ = self._rule(m)
+        after, _ = self._rule(m, alpha * mu0)
+        top = max(before[-1], after[-1])
+        change = float(np.sum(np.exp(after - top)) - np.sum(np.exp(before - top)))
+        self.log_Z += math.log1p(change * math.exp(top + self.ja[0] - self.log_Z))
+
+    def predict(self, a: int, b: int, dist: bool) -> float:
+        """ŷ_t = tr(W_t X_t); keeps the runs :meth:`step` needs."""
+        self.trial = (a, b, dist)
+        if dist:
+            if a == b:
+                return 0.0
+            self.run = self._run([a, b], [1.0, -1.0], 2.0)
+            return 0.5 * self._form(self.run[0], 2.0)
+        if a == b:
+            self.run = self._run([a], [1.0], 1.0)
+            return self._form(self.run[0], 1.0)
+        minus = self._form(self._run([a, b], [1.0, -1.0], 2.0)[0], 2.0)
+        self.run = self._run([a, b], [1.0, 1.0], 2.0)
+        return 0.25 * (self._form(self.run[0], 2.0) - minus)
+
+    def step(self, g: float) -> tuple[float, float]:
+        """S <- S - g X_t for the last predicted trial, and log tr exp(S) carried along; returns
+        (0, log tr exp(S)): log W_{t+1} = S - log tr exp(S) I."""
+        a, b, dist = self.trial
+        if dist:
+            self._shift(self.run, 2.0, -0.5 * g)
+        elif a == b:
+            self._shift(self.run, 1.0, -g)
+        else:                                        # two rank-one steps: -g/4 u₊u₊ᵀ, then +g/4 u₋u₋ᵀ
+            self._shift(self.run, 2.0, -0.25 * g)
+            cells = (np.array([a, b, a, b]), np.array([a, b, b, a]))
+            kept = self.S[cells]
+            self.S[cells] -= 0.25 * g
+            self._shift(self._run([a, b], [1.0, -1.0], 2.0, max(0.0, -0.5 * g)), 2.0, 0.25 * g)
+            self.S[cells] = kept
+        _add_step(self.S, a, b, dist, g)
+        return 0.0, self.log_Z
+
+    def factor(self) -> tuple[np.ndarray, np.ndarray]:
+        """(V, p) of W = exp(S) / tr exp(S) = V diag(p) Vᵀ: one dense eigendecomposition."""
+        V, p, _, _ = _exponential(self.S)
+        return V, p
+
+
+def _trial_cost(G0, constraints, *, iterations=0, update="eigh", **settings):
+    """One dense eigendecomposition of the n x n exponent per trial (eq. 7); with ``update: lanczos``
+    about LANCZOS_STEPS products with it (n² each) per trial and one eigendecomposition."""
     n, trials = np.shape(G0)[0], iterations or len(constraints)
     memory, seconds = eigh_cost(n)
+    if update == "lanczos":
+        return (f"solver 'meg': {trials} trials, each about {LANCZOS_STEPS} products with a {n} x {n} matrix",
+                memory + DOUBLE * n * n, seconds + trials * LANCZOS_STEPS * 2.0 * n * n / MATVEC_RATE,
+                "Fewer trials ('iterations:') or fewer points cost proportionally less.")
     return (f"solver 'meg': {trials} trials, each an eigendecomposition of a {n} x {n} matrix", memory,
             trials * seconds, "Fewer trials ('iterations:') or fewer points cost proportionally less.")
 
@@ -156,8 +325,8 @@ def _trial_cost(G0, constraints, *, iterations=0, **settings):
 @solvers.register("meg")
 @estimated(_trial_cost)
 def meg(G0: np.ndarray, constraints: Constraints, *, eta: Positive = 2.0, iterations: NonNegativeInt = 0,
-        comparison: Literal["target", "none"] = "target", reference=None,
-        callback: Callable | None = None) -> SolverResult:
+        comparison: Literal["target", "none"] = "target", update: Literal["eigh", "lanczos"] = "eigh",
+        reference=None, callback: Callable | None = None) -> SolverResult:
     r"""On-line Matrix Exponentiated Gradient (MEG) for the square loss (Tsuda et al. 2005, Sec. 3, eq. 7).
 
     Parameters
@@ -178,6 +347,13 @@ def meg(G0: np.ndarray, constraints: Constraints, *, eta: Positive = 2.0, iterat
     comparison : {"target", "none"}
         The comparison matrix U of Lemma 3.2: ``target`` = the trace-normalised reference
         kernel that generated the stream (needs ``reference``); ``none`` = no bound.
+    update : {"eigh", "lanczos"}
+        How a trial is computed.  ``eigh`` (default): a dense eigendecomposition of the exponent per
+        trial, O(n³) (the paper's algorithm).  ``lanczos``: the prediction and the change of
+        tr exp(S) from Lanczos runs on the exponent from the trial's vectors (:class:`_Krylov`), O(m n²)
+        for m steps (one run per dist_eq trial, three per off-diagonal sim_eq), and one eigendecomposition
+        at the end for the kernel.  Every ŷ_t, the loss and the kernel agree with ``eigh``'s to about
+        1e-12 relative, not bit for bit: hence a setting.
     reference : ndarray (n, q), optional
         Supplied by the runner, not a config key: the factor of the kernel whose distances
         are the stream's labels (the generator's reference kernel).  Sets the scale s =
@@ -257,9 +433,8 @@ def meg(G0: np.ndarray, constraints: Constraints, *, eta: Positive = 2.0, iterat
     # eq. (7): S = log W_1 - 2η Σ_s (ŷ_s - y_s) X_s, kept explicitly; W_t = V diag(p) Vᵀ
     S = (Q1 * np.log(w1)) @ Q1.T
     S = 0.5 * (S + S.T)
-    V, p = Q1, w1
-    c = -math.log(float(w1[-1]))                    # W_1 = exp(S_0 + c I) / Z̃ with the largest exponent 0
-    log_Z = math.log(float(np.sum(w1 / w1[-1])))
+    trials = _Krylov(S, math.log(float(np.sum(w1)))) if update == "lanczos" else _Eigen(S, w1, Q1)
+    c, log_Z = trials.c, trials.log_Z
     if with_bound:
         h_U = neg_entropy(U)
         delta1 = von_neumann_divergence(U, S)       # Δ(U, W_1)
@@ -270,31 +445,12 @@ def meg(G0: np.ndarray, constraints: Constraints, *, eta: Positive = 2.0, iterat
     t0 = time.perf_counter()
     for t in range(T):
         a, b = int(a_t[t]), int(b_t[t])
-        if is_dist[t]:
-            d = V[a] - V[b]
-            yhat = 0.5 * float(p @ (d * d))
-        else:
-            yhat = float(p @ (V[a] * V[b]))
-        err = yhat - y[t]
+        err = trials.predict(a, b, bool(is_dist[t])) - y[t]
         loss[t] = err * err
         g = 2.0 * eta * err                          # S <- S - g X_t
         if g != 0.0 and not (is_dist[t] and a == b):
-            if is_dist[t]:
-                S[a, a] -= 0.5 * g
-                S[b, b] -= 0.5 * g
-                S[a, b] += 0.5 * g
-                S[b, a] += 0.5 * g
-            elif a == b:
-                S[a, a] -= g
-            else:
-                S[a, b] -= 0.5 * g
-                S[b, a] -= 0.5 * g
-            lam, V = eigh(S)
-            c = -lam[-1]                              # c_t: largest eigenvalue of the exponent is 0
-            e = np.exp(lam + c)
-            log_Z = math.log(float(e.sum()))
-            p = e / e.sum()
-            if not np.all(np.isfinite(p)):
+            c, log_Z = trials.step(g)
+            if not math.isfinite(log_Z):
                 raise DataError(f"solver 'meg': the update produced non-finite values at trial {t + 1} "
                                 f"(eta = {eta:g}); the labels or the learning rate are too large.")
         if with_bound:
@@ -303,6 +459,7 @@ def meg(G0: np.ndarray, constraints: Constraints, *, eta: Positive = 2.0, iterat
             divergence[t] = h_U - (tr_US + c - log_Z)
         if callback is not None and ((t + 1) % every == 0 or t + 1 == T):
             callback(t + 1, loss=float(loss[t]), cumulative_loss=float(loss[: t + 1].sum()))
+    V, p = trials.factor()
     seconds = time.perf_counter() - t0
 
     cumulative = np.cumsum(loss)
@@ -310,6 +467,8 @@ def meg(G0: np.ndarray, constraints: Constraints, *, eta: Positive = 2.0, iterat
     history = {"loss": loss, "cumulative_loss": cumulative}
     info = {"cumulative_loss": float(cumulative[-1]), "eta": float(eta), "r": R_EXAMPLES, "scale": scale,
             "stream_length": m, "solver_seconds": seconds}
+    if update == "lanczos":
+        info["lanczos_steps"] = trials.steps         # products with the exponent, all trials together
     arrays = {"G0": G0}
     if with_bound:
         bound = loss_bound(comparison_loss, delta1, float(eta))
