@@ -77,7 +77,7 @@ def main() -> None:
                 f = res.history["path_objective"]
                 first = f if first is None else first
                 diff = float(np.max(np.abs(f - first) / np.abs(first))) if len(f) == len(first) else float("nan")
-                print(f"| {n} | {key} | {added / (8.0 * n * n):.2f} | {added / 1e9:.2f} | {res.iterations} "
+                print(f"| {n} | {key} ({res.info['mode']}) | {added / (8.0 * n * n):.2f} | {added / 1e9:.2f} | {res.iterations} "
                       f"| {diff:.1e} | {cpu:.2f} |", flush=True)
                 del res
     print(f"\n--max-path-iter {args.max_path_iter}, old = trin.py at {args.rev}.")

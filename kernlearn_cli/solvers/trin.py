@@ -408,10 +408,12 @@ def steihaug_pcg(prob: Problem, s: _State, radius: float, nu: float, max_cg: int
         alpha = rr / php
         if zz + 2 * alpha * zp + alpha * alpha * pp >= radius * radius:  # boundary: ‖Z + τP‖ = radius
             tau = (-zp + math.sqrt(max(zp * zp + pp * (radius * radius - zz), 0.0))) / pp
-            HP = P.copy()
-            HP[:k, :k] += Hh_k
-            Zh += tau * P
-            R += tau * HP
+            for i in range(0, len(P), _BLOCK):                     # Ẑ += τP̂, R̂ += τĤ(P̂), a block at a time
+                b = slice(i, i + _BLOCK)
+                HP = P[b].copy()
+                HP[:max(0, min(k - i, _BLOCK)), :k] += Hh_k[b]
+                Zh[b] += tau * P[b]
+                R[b] += tau * HP
             return Zh, _predicted(g, R, Zh), step, True, radius
         if not natural:
             Hk = np.ascontiguousarray(_dense(H_k))
@@ -681,20 +683,6 @@ def _full_column_rank(G: np.ndarray) -> np.ndarray:
     return G if np.all(s > RANK_TOL * s[0]) else full_column_rank(G)
 
 
-def null_space(G: np.ndarray) -> np.ndarray:
-    """An orthonormal basis N (n × (n − r)) of the null space of Gᵀ, for G (n × r) of full column rank:
-    the last n − r columns of the orthogonal factor of G's QR decomposition (a copy of G, not an SVD)."""
-    n, r = G.shape
-    (h, tau), _ = sla.qr(G, mode="raw")
-    E = np.zeros((n, n - r))
-    E[r:] = np.eye(n - r)
-    lwork = int(sla.lapack.dormqr("L", "N", h, tau, E, -1)[1][0])
-    N, _, info = sla.lapack.dormqr("L", "N", h, tau, E, lwork, overwrite_c=1)
-    if info != 0:
-        raise np.linalg.LinAlgError("dormqr failed")
-    return N
-
-
 def add_shift(K: np.ndarray, shift: tuple[float, np.ndarray], sign: float) -> None:
     """K += sign · s N Nᵀ in place, ``shift`` = (s, N), a block of rows at a time (no n x n temporary)."""
     s, N = shift
@@ -782,7 +770,8 @@ def build_problem(G0: np.ndarray, constraints: Constraints, loss: LossName, gamm
     # working coordinates: K itself (r = n, or r close to n with A_i N = 0) or X with K = G0 X G0^T
     shift_null = None
     if r < n and 2 * r >= n:
-        N = null_space(G0)
+        N = np.array(sla.null_space(G0.T), order="C")  # (an SVD, before any n x n array of the solve; a
+        #                                               copy, or the view would keep its n x n Vᵀ alive)
         pts = [constraints.i, constraints.j] + ([constraints.k] if constraints.has_triplets else [])
         if dist_like:
             ok = all(np.allclose(N[p], N[pts[0]], atol=1e-8) for p in pts[1:]) if loss in TRIPLET_LOSSES \
