@@ -1038,8 +1038,9 @@ def _doc(summary: str):
 
 def _dense_cost(method: str, per_n2: float):
     """TRIN and PR-CG keep dense n x n iterates, their Cholesky factors and CG directions: ``per_n2`` n²
-    doubles at the peak.  TRIN: 16 (15.5 measured at n = 2000 by benchmarks/bench_trin_memory.py; eight
-    of them are the CG's recurrences, five the point, its factor, ∇f, its natural form and K0⁻¹);
+    doubles at the peak.  TRIN: 17 (15.5 and 16.8 measured at n = 2000 and 5000 by
+    benchmarks/bench_trin_memory.py; eight of them are the CG's recurrences, five the point, its
+    factor, ∇f, its natural form and K0⁻¹);
     PR-CG: 24 (23-25 measured before TRIN's arrays were released early, issue 45)."""
     def cost(G0, constraints, **settings):
         n = np.shape(G0)[0]
@@ -1049,7 +1050,7 @@ def _dense_cost(method: str, per_n2: float):
 
 
 @solvers.register("trin", triplets=True, inductive="initial factor")
-@estimated(_dense_cost("trin", 16.0))
+@estimated(_dense_cost("trin", 17.0))
 @_doc("Trust-region inexact Newton kernel learning with a LogDet regularizer (Li et al. 2009, TRIN).")
 def trin(G0: np.ndarray, constraints: Constraints, *, loss: LossName = "log", gamma: Positive = 1.0,
          tol: Positive = 1e-3, max_iter: PositiveInt = 1000, path: PathMultiplier = 0.0,
