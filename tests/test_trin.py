@@ -109,7 +109,8 @@ def test_gradient_and_hessian_operator_match_finite_differences(mode, loss):
 
     fd = (f(Xk + h * V) - f(Xk - h * V)) / (2 * h)
     assert fd == pytest.approx(np.vdot(s.G, V), rel=1e-5, abs=1e-8)
-    Hv = T._dense(prob.hessian_loss(V, prob.loss.d2(s.x))) + s.Xinv @ V @ s.Xinv
+    Kinv = T.inverse_from_chol(s.L)
+    Hv = T._dense(prob.hessian_loss(V, prob.loss.d2(s.x))) + Kinv @ V @ Kinv
     fd2 = (T._state(prob, Xk + h * V).G - T._state(prob, Xk - h * V).G) / (2 * h)
     assert np.linalg.norm(fd2 - Hv) <= 1e-4 * np.linalg.norm(Hv)
 
@@ -310,7 +311,7 @@ def test_cli_verbose_prints_the_iterations(tmp_path, solver):
 def table1_pcg_reference(prob, s, radius, nu, max_cg, natural):
     """Table 1 as printed, in K's own coordinates: PCG with the preconditioner Δ ↦ KΔK, H applied
     densely (K⁻¹ΔK⁻¹ formed from the inverse), trust region in ‖·‖_F or the natural ‖·‖_K."""
-    K, Kinv, G = s.X, s.Xinv, s.G
+    K, Kinv, G = s.X, T.inverse_from_chol(s.L), s.G
     d2 = prob.loss.d2(s.x)
     H = lambda D: T._dense(prob.hessian_loss(D, d2)) + Kinv @ D @ Kinv      # noqa: E731  (5)
     inner = (lambda A, B: np.vdot(A, Kinv @ B @ Kinv)) if natural else np.vdot  # noqa: E731
@@ -389,11 +390,14 @@ def test_trial_step_matches_a_fresh_factorization():
     prob, X0, _, _ = T.build_problem(G0, C, "log", 8.0, True, 0.7, (5.0, 95.0), "trin")
     s = T._state(prob, X0)
     Zh = T.steihaug_pcg(prob, s, 0.5, 0.1, 50, True)[0]             # ‖Ẑ‖_F <= 0.5: inside the cone
-    trial, ared, err, Z = T._trial(prob, s, Zh)
+    Z = s.L @ (0.5 * (Zh + Zh.T)) @ s.L.T
+    trial, ared, err = T._trial(prob, s, Zh)                       # (Zh is overwritten)
     fresh = T._state(prob, X0 + Z)
     assert np.allclose(trial.X, fresh.X, rtol=0, atol=1e-12 * np.abs(X0).max())
     assert trial.f == pytest.approx(fresh.f, rel=1e-12) and ared == pytest.approx(s.f - fresh.f, rel=1e-9)
     assert 0 < err <= 1e-10 * abs(ared)
+    assert trial.G is None
+    T._with_gradient(prob, trial)
     assert np.allclose(trial.G, fresh.G, rtol=0, atol=1e-9 * np.abs(fresh.G).max())
     assert T._trial(prob, s, -2.0 * np.eye(len(Zh)))[0] is None
 
@@ -417,3 +421,57 @@ def test_path_budget_stops_the_path_and_fails_the_certificate(solver):
     assert not cut.converged and cut.certificate["stopped_by"] == "max_path_iter"
     with pytest.raises(ConfigError, match=r"max_path_iter: expected an int in \[1, inf\) or None, got 0"):
         solver(G0, C, max_path_iter=0, **kw)
+
+
+# Computed by trin.py before issue 45's memory rework (main at 1454b0f): per-γ Newton iterations and
+# objectives, and Σ|K| of the learned kernel, on instance(3) with gamma 8, gamma_min 0.5, path 4.
+BEFORE_MEMORY_REWORK = {
+    ("full", "absolute"): ([5, 6, 8], [1.4103549137503464, 4.893880785540979, 15.223743434137013], 234.60119604809114),
+    ("full", "relative"): ([4, 5, 7], [1.4103549137764944, 4.893880785568278, 15.223743435534765], 234.60140231454787),
+    ("full_shifted", "absolute"): ([2, 3, 5], [1.225204972731106, 4.886777666723489, 19.30540641373318],
+                                   4.328750248303231),
+    ("full_shifted", "relative"): ([2, 3, 4], [1.225204972731106, 4.886777666723489, 19.305406413742773],
+                                   4.3287466801673045),
+    ("range", "absolute"): ([13, 9, 10], [4.421681718074656, 10.013202599488135, 26.09393464516818], 71.56389934770519),
+    ("range", "relative"): ([11, 7, 7], [4.421681738798961, 10.01320276109385, 26.09394276845392], 71.62107649627816),
+}
+
+
+@pytest.mark.parametrize("mode,stop", sorted(BEFORE_MEMORY_REWORK))
+def test_path_is_the_one_before_the_memory_rework(mode, stop):
+    """Releasing arrays early, factoring in place and the QR null space change no iterate: the same
+    iteration counts per γ, and objectives and kernel within 1e-10 of the code before (issue 45)."""
+    X, y, G0, C = instance(3)
+    G = {"full": G0, "full_shifted": laplacian_factor(len(G0)), "range": X[:, :3] + 0.1}[mode]
+    res = T.trin(G, C, loss="log", gamma=8.0, gamma_min=0.5, path=4.0, tol=1e-6 if stop == "absolute" else 1e-4,
+                 stop=stop, keep_path=True)
+    iterations, objectives, k_sum = BEFORE_MEMORY_REWORK[mode, stop]
+    assert res.info["mode"] == mode and res.history["path_iterations"].tolist() == iterations
+    assert res.history["path_objective"] == pytest.approx(objectives, rel=1e-10, abs=0)
+    assert np.abs(res.G @ res.G.T).sum() == pytest.approx(k_sum, rel=1e-10)
+    assert len(res.path) == 3 and np.allclose(res.path[-1][1] @ res.path[-1][1].T, res.G @ res.G.T, atol=1e-12)
+
+
+@pytest.mark.parametrize("rank_gap", [1, 10])
+def test_solver_call_allocates_at_most_17_n2_doubles(rank_gap):
+    """The solver call's peak allocation (tracemalloc: numpy's arrays; G0 is the caller's) stays below
+    17 n² doubles in the n x n modes, full_shifted (a connected Laplacian's pseudo-inverse) and range
+    with r close to n (before issue 45: 23.6 and 44 n² at n = 400; now 16.6 and 15.8)."""
+    import tracemalloc
+
+    n = 400
+    rng = np.random.default_rng(0)
+    G = laplacian_factor(n)[:, : n - rank_gap]
+    i, j, k = (rng.integers(0, n, 6 * n) for _ in range(3))
+    ok = (i != j) & (i != k) & (j != k)
+    C = Constraints.triplets(i[ok], j[ok], k[ok])
+    kw = dict(loss="log", gamma=8.0, gamma_min=0.5, path=4.0, tol=1e-6)
+    T.trin(G, C, max_path_iter=1, **kw)                              # numba's compilation or cache load first
+    tracemalloc.start()
+    try:
+        res = T.trin(G, C, max_path_iter=3, **kw)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert res.info["mode"] == ("full_shifted" if rank_gap == 1 else "range") and res.iterations == 3
+    assert peak <= 17 * 8 * n * n

@@ -46,7 +46,7 @@ import scipy.sparse as sp
 from scipy.linalg.blas import dtrmm
 
 from ..errors import ConfigError, DataError
-from ..kernels import full_column_rank
+from ..kernels import RANK_TOL, full_column_rank
 from ..linalg import eigh
 from ..params import Interval, Length, Positive, PositiveInt, checked_arguments
 from ..registry import solvers
@@ -55,6 +55,8 @@ from ..types import KIND_CODE, Constraints, SolverResult
 from ._trin_kernels import cg_direction, cg_dots, cg_step
 from .protocol import Certificate, Checked, finish
 
+#: Rows per block of the blocked n x n updates (a block is _BLOCK x n doubles).
+_BLOCK = 256
 LossName = Literal["log", "lmnn", "linear", "itml", "hoi"]
 TRIPLET_LOSSES = ("log", "lmnn", "linear")
 #: The declarations of the settings ``trin`` and ``pr_cg`` share (besides the common ones of params).
@@ -172,8 +174,9 @@ class TraceMap:
             return X[self.a, self.b]
         T = B @ X
         out = np.empty(self.a.size)
-        for s in range(0, self.a.size, 8192):          # O(E r) in blocks, no n x n matrix
-            e = slice(s, s + 8192)
+        step = max(64, min(8192, self.n // 8))          # O(E r) in blocks of <= n r / 4 doubles, no n x n matrix
+        for s in range(0, self.a.size, step):
+            e = slice(s, s + step)
             out[e] = np.einsum("ij,ij->i", T[self.a[e]], B[self.b[e]])
         return out
 
@@ -222,7 +225,10 @@ class Problem:
     def gradient(self, Xinv: np.ndarray, x: np.ndarray) -> np.ndarray:
         """(4): w Σ ψ'(x_i) A_i + K0⁻¹ − K⁻¹."""
         G = _dense(self.op.adjoint(self.w * self.loss.d1(x)))
-        G += np.eye(self.dim) if self.K0inv is None else self.K0inv
+        if self.K0inv is None:
+            G.flat[::self.dim + 1] += 1.0                            # + I, without an n x n identity
+        else:
+            G += self.K0inv
         G -= Xinv
         return G
 
@@ -231,44 +237,65 @@ class Problem:
         return self.op.adjoint(self.w * d2 * self.op.values(P))
 
 
-def chol(X: np.ndarray):
-    """(lower Cholesky factor, log det X), or None when X is not positive definite."""
-    L, info = sla.lapack.dpotrf(X, lower=1, clean=1, overwrite_a=0)
+def chol(X: np.ndarray, overwrite: bool = False):
+    """(lower Cholesky factor, log det X), or None when X is not positive definite.  With ``overwrite``
+    a symmetric C-ordered X is factored in its own memory (X is destroyed)."""
+    if overwrite and X.flags.c_contiguous:
+        X = X.T                                                      # = X, Fortran-ordered: no copy
+    L, info = sla.lapack.dpotrf(X, lower=1, clean=1, overwrite_a=int(overwrite))
     if info != 0:
         return None
     return L, 2.0 * float(np.sum(np.log(np.diag(L))))
 
 
 def inverse_from_chol(L: np.ndarray) -> np.ndarray:
+    """X⁻¹ from X's lower Cholesky factor (one n x n array besides L)."""
     Xinv, info = sla.lapack.dpotri(L, lower=1)
     if info != 0:
         raise np.linalg.LinAlgError("dpotri failed")
-    Xinv = np.tril(Xinv)
-    Xinv += np.tril(Xinv, -1).T
-    return Xinv
+    n = len(Xinv)
+    for i in range(0, n, _BLOCK):                                   # the lower triangle mirrored, in place
+        b, rest = slice(i, i + _BLOCK), slice(i + _BLOCK, n)
+        D = Xinv[b, b]
+        D[...] = np.tril(D) + np.tril(D, -1).T
+        Xinv[b, rest] = Xinv[rest, b].T
+    return Xinv.T                                                    # = Xinv, C-ordered
 
 
 @dataclass
 class _State:
+    """A point X ≻ 0: its lower Cholesky factor, x_i = tr(K A_i), f and ∇f (X⁻¹ is not kept)."""
+
     X: np.ndarray
     L: np.ndarray
-    Xinv: np.ndarray
     x: np.ndarray
     f: float
     G: np.ndarray
     logdet: float = 0.0
 
 
-def _state(prob: Problem, X: np.ndarray, factor: tuple | None = None) -> _State | None:
-    """Objective, inverse and gradient at X, or None when X is not positive definite.
+def _point(prob: Problem, X: np.ndarray, factor: tuple | None = None) -> _State | None:
+    """X, its factor, x and f (``G`` None), or None when X is not positive definite.
     ``factor`` = (L, log det X) when the Cholesky factor of X is already known."""
     c = chol(X) if factor is None else factor
     if c is None:
         return None
     L, logdet = c
     x = prob.op.values(X)
-    Xinv = inverse_from_chol(L)
-    return _State(X, L, Xinv, x, prob.value(X, logdet, x), prob.gradient(Xinv, x), logdet)
+    return _State(X, L, x, prob.value(X, logdet, x), None, logdet)
+
+
+def _with_gradient(prob: Problem, s: _State) -> _State:
+    """``s`` with its gradient (4), from X⁻¹ formed from the factor and released."""
+    s.G = prob.gradient(inverse_from_chol(s.L), s.x)
+    return s
+
+
+def _state(prob: Problem, X: np.ndarray, factor: tuple | None = None) -> _State | None:
+    """Objective, factor and gradient at X, or None when X is not positive definite.
+    ``factor`` = (L, log det X) when the Cholesky factor of X is already known."""
+    s = _point(prob, X, factor)
+    return None if s is None else _with_gradient(prob, s)
 
 
 def _blas_lower(L: np.ndarray) -> tuple[np.ndarray, int, int]:
@@ -288,34 +315,41 @@ def _congruence(L: np.ndarray, A, transpose: bool = False) -> np.ndarray:
         inner = np.asarray(A @ (L if t else L.T)).T
     else:
         inner = dtrmm(1.0, T, A if A.flags.f_contiguous else A.T, lower=lower, trans_a=t ^ flip)
-    return dtrmm(1.0, T, inner, side=1, lower=lower, trans_a=(1 - t) ^ flip).T
+    return dtrmm(1.0, T, inner, side=1, lower=lower, trans_a=(1 - t) ^ flip, overwrite_b=1).T
 
 
-def _trial(prob: Problem, s: _State, Zh: np.ndarray) -> tuple[_State | None, float, float, np.ndarray]:
-    """The state at K + Z, Z = L Ẑ Lᵀ (K = L Lᵀ), and the actual decrease f(K) − f(K + Z).
+def _trial(prob: Problem, s: _State, Zh: np.ndarray) -> tuple[_State | None, float, float]:
+    """The point K + Z, Z = L Ẑ Lᵀ (K = L Lᵀ), and the actual decrease f(K) − f(K + Z).
 
     K + Z = L (I + Ẑ) Lᵀ is positive definite iff I + Ẑ is -- a well-conditioned test where a
     Cholesky of K + Z fails in rounding once cond K nears 1/eps -- and its factor is L chol(I + Ẑ).
     The decrease is summed from its parts, w Σ (ψ(x_i) − ψ(x_i + δ_i)) − tr(K0⁻¹ Z) + log det(I + Ẑ)
     with δ_i = tr(Z A_i), so it keeps its accuracy when f is large; its rounding error is bounded
     by a few eps times the parts' magnitudes.  Same iterates as a Cholesky of K + Z in exact
-    arithmetic.  Returns (state or None when not PD, decrease, its rounding bound, Z).
+    arithmetic.  Ẑ is overwritten (it becomes the trial's factor); the trial's gradient is left to
+    :func:`_with_gradient`, once the current point may be released.  Returns (the point, ``G``
+    None, or None when not PD; decrease; its rounding bound).
     """
-    Zh = 0.5 * (Zh + Zh.T)
+    symmetrize(Zh)
     Z = _congruence(s.L, Zh)
-    C = chol(Zh + np.eye(Zh.shape[0]))
-    if C is None:
-        return None, -math.inf, math.inf, Z
-    T, lower, flip = _blas_lower(s.L)
-    Lt = dtrmm(1.0, T, C[0], lower=lower, trans_a=flip)              # L chol(I + Ẑ), lower triangular
-    trial = _state(prob, Lt @ Lt.T, factor=(Lt, s.logdet + C[1]))
     psi0, psi1 = prob.loss.psi(s.x), prob.loss.psi(s.x + prob.op.values(Z))
-    K0inv_Z = Z if prob.K0inv is None else prob.K0inv * Z           # tr(K0⁻¹Z) = Σ of its entries (diagonal if I)
-    tr = float(np.trace(K0inv_Z)) if prob.K0inv is None else float(np.sum(K0inv_Z))
+    if prob.K0inv is None:                                           # tr(K0⁻¹Z) = Σ of its entries (diagonal if I)
+        tr, scale_tr = float(np.trace(Z)), float(np.sum(np.abs(np.diag(Z))))
+    else:
+        Z *= prob.K0inv
+        tr = float(np.sum(Z))
+        scale_tr = float(np.sum(np.abs(Z, out=Z)))
+    del Z
+    Zh.flat[::len(Zh) + 1] += 1.0                                    # I + Ẑ, factored in place
+    C = chol(Zh, overwrite=True)
+    if C is None:
+        return None, -math.inf, math.inf
+    T, lower, flip = _blas_lower(s.L)
+    Lt = dtrmm(1.0, T, C[0], lower=lower, trans_a=flip, overwrite_b=1)   # L chol(I + Ẑ), lower triangular
+    trial = _point(prob, Lt @ Lt.T, factor=(Lt, s.logdet + C[1]))
     ared = prob.w * float(np.sum(psi0 - psi1)) - tr + C[1]
-    scale = prob.w * float(np.sum(np.abs(psi0) + np.abs(psi1))) + float(np.sum(np.abs(
-        np.diag(K0inv_Z) if prob.K0inv is None else K0inv_Z))) + abs(C[1])
-    return trial, ared, 64 * np.finfo(float).eps * scale, Z
+    scale = prob.w * float(np.sum(np.abs(psi0) + np.abs(psi1))) + scale_tr + abs(C[1])
+    return trial, ared, 64 * np.finfo(float).eps * scale
 
 
 # ---- TRIN -------------------------------------------------------------------------------
@@ -374,10 +408,12 @@ def steihaug_pcg(prob: Problem, s: _State, radius: float, nu: float, max_cg: int
         alpha = rr / php
         if zz + 2 * alpha * zp + alpha * alpha * pp >= radius * radius:  # boundary: ‖Z + τP‖ = radius
             tau = (-zp + math.sqrt(max(zp * zp + pp * (radius * radius - zz), 0.0))) / pp
-            HP = P.copy()
-            HP[:k, :k] += Hh_k
-            Zh += tau * P
-            R += tau * HP
+            for i in range(0, len(P), _BLOCK):                     # Ẑ += τP̂, R̂ += τĤ(P̂), a block at a time
+                b = slice(i, i + _BLOCK)
+                HP = P[b].copy()
+                HP[:max(0, min(k - i, _BLOCK)), :k] += Hh_k[b]
+                Zh[b] += tau * P[b]
+                R[b] += tau * HP
             return Zh, _predicted(g, R, Zh), step, True, radius
         if not natural:
             Hk = np.ascontiguousarray(_dense(H_k))
@@ -434,6 +470,7 @@ def trin_solve(prob: Problem, X0: np.ndarray, *, tol: float, max_iter: int, max_
     c K0), with first radius 1, inside which K + Z is always positive definite.  Stops when the
     natural gradient norm :func:`natural_norm` is <= tol."""
     s = _state(prob, X0)
+    del X0                                                               # (s.X, when positive definite)
     if s is None:
         raise DataError("trin: the starting kernel is not positive definite on the range of K0.")
     hist = {k: [] for k in ("objective", "grad_norm", "cg_steps", "radius", "rho", "seconds")}
@@ -449,18 +486,23 @@ def trin_solve(prob: Problem, X0: np.ndarray, *, tol: float, max_iter: int, max_
         nu = min(0.5, math.sqrt(gn if natural else np.linalg.norm(s.G)))  # Sec. 4.1
         Zh, pred, steps, hit, znorm = steihaug_pcg(prob, s, radius, nu, max_cg, natural, Gh)  # pred = m(0) − m(Z)
         cg_total += steps
-        trial, ared, ared_err, _ = _trial(prob, s, Zh) if pred > 0 else (None, -math.inf, math.inf, None)
+        trial, ared, ared_err = _trial(prob, s, Zh) if pred > 0 else (None, -math.inf, math.inf)
+        del Zh                                                           # (its memory is the trial's factor now)
         rho = ared / pred if trial is not None else -math.inf
-        Gh_trial = natural_gradient(trial) if trial is not None else None
-        gn_trial = float(np.linalg.norm(Gh_trial)) if trial is not None else math.inf
         if trial is not None and pred <= ared_err:                       # the decrease is below rounding:
-            rho = 1.0 if gn_trial < gn else 0.0                          # judge by the gradient instead
+            Gh_trial = natural_gradient(_with_gradient(prob, trial))     # judge by the gradient instead
+            rho = 1.0 if float(np.linalg.norm(Gh_trial)) < gn else 0.0
+            del Gh_trial
         if rho < 0.25:                                                   # N&W Alg. 4.1
             radius = 0.25 * znorm
         elif rho > 0.75 and hit:
             radius = 2.0 * radius
         if rho > 1e-4:
-            s, Gh, gn = trial, Gh_trial, gn_trial
+            s = Gh = None                                                # the current point released first
+            s = trial if trial.G is not None else _with_gradient(prob, trial)
+            Gh = natural_gradient(s)
+            gn = float(np.linalg.norm(Gh))
+        trial = None
         for key, v in (("objective", s.f), ("grad_norm", gn), ("cg_steps", steps), ("radius", radius),
                        ("rho", rho), ("seconds", time.perf_counter() - t0)):
             hist[key].append(v)
@@ -634,6 +676,59 @@ def _check_indices(constraints: Constraints) -> None:
                           f"{bad.size} triplet(s) do. A triplet needs three distinct points.")
 
 
+def _full_column_rank(G: np.ndarray) -> np.ndarray:
+    """:func:`~kernlearn_cli.kernels.full_column_rank`, with its singular values alone computed first
+    (one copy of G), and its thin SVD (about 7 n r doubles) only when G is rank deficient."""
+    s = np.linalg.svd(G, compute_uv=False)
+    return G if np.all(s > RANK_TOL * s[0]) else full_column_rank(G)
+
+
+def add_shift(K: np.ndarray, shift: tuple[float, np.ndarray], sign: float) -> None:
+    """K += sign · s N Nᵀ in place, ``shift`` = (s, N), a block of rows at a time (no n x n temporary)."""
+    s, N = shift
+    for i in range(0, len(K), _BLOCK):
+        b = slice(i, i + _BLOCK)
+        K[b] += sign * (s * (N[b] @ N.T))
+
+
+def symmetrize(K: np.ndarray) -> np.ndarray:
+    """K ← (K + Kᵀ) / 2 in place, a pair of blocks at a time (the same bits as ``0.5 * (K + K.T)``)."""
+    n = len(K)
+    for i in range(0, n, _BLOCK):
+        bi = slice(i, i + _BLOCK)
+        for j in range(i, n, _BLOCK):
+            bj = slice(j, j + _BLOCK)
+            S = 0.5 * (K[bi, bj] + K[bj, bi].T)
+            K[bi, bj] = S
+            K[bj, bi] = S.T
+    return K
+
+
+def _full_decode(shift: tuple | None, pos: np.ndarray | None) -> Callable:
+    """decode(X, overwrite=False) -> G with G Gᵀ = X − s NNᵀ (eigh; eigenvalues <= 1e-10 λ_max dropped),
+    rows in the caller's order; ``overwrite`` lets it work in X's memory."""
+    def decode(X, overwrite=False):
+        K = X if overwrite else X.copy()
+        if shift is not None:
+            add_shift(K, shift, -1.0)
+        ev, U = eigh(symmetrize(K))
+        del K
+        keep = np.flatnonzero(ev > 1e-10 * ev[-1])[::-1]            # descending
+        G = U[:, keep]
+        del U
+        G *= np.sqrt(ev[keep])
+        return np.ascontiguousarray(G if pos is None else G[pos])
+    return decode
+
+
+def _range_decode(G0: np.ndarray, pos: np.ndarray | None) -> Callable:
+    """decode(X, overwrite=False) -> G0 L with X = L Lᵀ (K = G0 X G0ᵀ), rows in the caller's order."""
+    def decode(X, overwrite=False):
+        G = G0 @ chol(X)[0]
+        return np.ascontiguousarray(G if pos is None else G[pos])
+    return decode
+
+
 @checked_arguments("loss", "gamma", "t")
 def build_problem(G0: np.ndarray, constraints: Constraints, loss: LossName, gamma: Positive, normalize: bool,
                   t: Knee, itml_percentiles: tuple[float, float], solver: str, support_first: bool = False):
@@ -658,7 +753,7 @@ def build_problem(G0: np.ndarray, constraints: Constraints, loss: LossName, gamm
         G0 = np.asarray(G0)[np.argsort(pos)]
         constraints = replace(constraints, i=pos[constraints.i], j=pos[constraints.j],
                               k=None if constraints.k is None else pos[constraints.k])
-    G0 = full_column_rank(np.asarray(G0, dtype=np.float64))
+    G0 = _full_column_rank(np.asarray(G0, dtype=np.float64))
     r = G0.shape[1]
     w = gamma / m if normalize else gamma
 
@@ -675,7 +770,8 @@ def build_problem(G0: np.ndarray, constraints: Constraints, loss: LossName, gamm
     # working coordinates: K itself (r = n, or r close to n with A_i N = 0) or X with K = G0 X G0^T
     shift_null = None
     if r < n and 2 * r >= n:
-        N = sla.null_space(G0.T)
+        N = np.array(sla.null_space(G0.T), order="C")  # (an SVD, before any n x n array of the solve; a
+        #                                               copy, or the view would keep its n x n Vᵀ alive)
         pts = [constraints.i, constraints.j] + ([constraints.k] if constraints.has_triplets else [])
         if dist_like:
             ok = all(np.allclose(N[p], N[pts[0]], atol=1e-8) for p in pts[1:]) if loss in TRIPLET_LOSSES \
@@ -686,16 +782,18 @@ def build_problem(G0: np.ndarray, constraints: Constraints, loss: LossName, gamm
             shift_null = N
     full = r == n or shift_null is not None
     op = TraceMap(n, rows, a, b, coef, c, None if full else G0)
-    shift = None if shift_null is None else (np.sum(G0 * G0) / r) * (shift_null @ shift_null.T)  # s = tr(K0) / r
+    shift = None if shift_null is None else (np.sum(G0 * G0) / r, shift_null)   # s NNᵀ, s = tr(K0) / r
     if full:
         K0 = G0 @ G0.T
+        del G0                                        # (the permuted copy) K0 is all the full problem needs
         if shift is not None:
-            K0 += shift
+            add_shift(K0, shift, 1.0)
         c0 = chol(K0)
         if c0 is None:
             raise DataError(f"solver '{solver}': the initial kernel is not positive definite on its range.")
         K0inv = inverse_from_chol(c0[0])
         prob = Problem(op, None, w, K0inv, c0[1])
+        del c0
         X0 = K0
     else:
         prob = Problem(op, None, w, None, 0.0)
@@ -718,16 +816,7 @@ def build_problem(G0: np.ndarray, constraints: Constraints, loss: LossName, gamm
             raise ConfigError("loss 'itml': distance thresholds must be > 0.")
         prob.loss = itml_loss(bound, similar)
 
-    def decode(X):
-        if not full:
-            G = G0 @ chol(X)[0]                       # K = G0 X G0^T = (G0 L)(G0 L)^T
-        else:
-            K = X if shift is None else X - shift
-            ev, U = eigh(0.5 * (K + K.T))
-            keep = ev > 1e-10 * ev[-1]
-            G = U[:, keep][:, ::-1] * np.sqrt(ev[keep][::-1])
-        return np.ascontiguousarray(G if pos is None else G[pos])
-
+    decode = _full_decode(shift, pos) if full else _range_decode(G0, pos)
     meta = {"loss_weight": w, "labeled": m, "mode": "full" if shift_null is None and full else
             ("full_shifted" if full else "range"), "rank0": r, "constraints_used": c}
     return prob, X0, decode, meta
@@ -759,6 +848,17 @@ def relative_progress(callback: Callable, scale: float, tol: float) -> Callable:
     return report
 
 
+def _gradient_scales(prob: Problem, X0: np.ndarray, weights: list[float]) -> list[float]:
+    """The natural gradient norm at X0 for each loss weight (``stop: relative``'s scales), X0⁻¹ formed once."""
+    start = _point(prob, X0)
+    Xinv = inverse_from_chol(start.L)
+    scales = []
+    for w in weights:
+        prob.w = w
+        scales.append(natural_norm(replace(start, G=prob.gradient(Xinv, start.x))))
+    return scales
+
+
 def _solve(method: str, G0, constraints, *, loss, gamma, tol, max_iter, path, gamma_min, normalize, t,
            itml_percentiles, max_cg, keep_path, callback, stop="absolute", trust_norm="frobenius",
            precondition=False, max_path_iter=None) -> tuple[SolverResult, Certificate]:
@@ -785,27 +885,28 @@ def _solve(method: str, G0, constraints, *, loss, gamma, tol, max_iter, path, ga
         if not gammas:
             raise ConfigError(f"solver '{method}': with loss 'linear' a minimiser exists only for gamma < {g_sup:.4g}; "
                               f"the path starts at gamma_min = {gamma_min:g}. Lower gamma_min.")
-    X = X0
-    start = _state(prob, X0) if stop == "relative" else None      # K0's factor, inverse, x: γ-free
+    weights = [g / meta["labeled"] if normalize else g for g in gammas]
+    scales = _gradient_scales(prob, X0, weights) if stop == "relative" else None
+    held = [X0]                                  # the solvers take the start out of it (the caller keeps no copy)
+    del X0
     per_gamma = {k: [] for k in ("path_gamma", "path_iterations", "path_cg_steps", "path_seconds", "path_objective",
                                  "path_grad_norm", "path_stop_target", "path_gap_bound")}
     kept, history, check_seconds, stops = [], {}, 0.0, []
     budget = math.inf if max_path_iter is None else max_path_iter
-    for g in gammas:
+    for g, w in zip(gammas, weights):
         if budget - sum(per_gamma["path_iterations"]) < 1:          # the path's budget is spent: stop here
             break
         cap = int(min(max_iter, budget - sum(per_gamma["path_iterations"])))
-        prob.w = g / meta["labeled"] if normalize else g
-        scale = natural_norm(replace(start, G=prob.gradient(start.Xinv, start.x))) if start is not None else 1.0
-        target = tol * scale if start is not None else tol
-        report = relative_progress(callback, scale, tol) if start is not None and callback is not None else callback
+        prob.w = w
+        scale = scales[len(per_gamma["path_gamma"])] if scales is not None else 1.0
+        target = tol * scale if scales is not None else tol
+        report = relative_progress(callback, scale, tol) if scales is not None and callback is not None else callback
         if method == "trin":
-            s, stats, hist = trin_solve(prob, X, tol=target, max_iter=cap, max_cg=max_cg, trust_norm=trust_norm,
-                                        callback=report)
+            s, stats, hist = trin_solve(prob, held.pop(), tol=target, max_iter=cap, max_cg=max_cg,
+                                        trust_norm=trust_norm, callback=report)
         else:
-            s, stats, hist = prcg_solve(prob, X, tol=target, max_iter=cap, precondition=precondition,
+            s, stats, hist = prcg_solve(prob, held.pop(), tol=target, max_iter=cap, precondition=precondition,
                                         callback=report)
-        X = s.X
         t0 = time.perf_counter()
         bound = gap_bound(s, stats["grad_norm"])
         check_seconds += time.perf_counter() - t0
@@ -816,9 +917,12 @@ def _solve(method: str, G0, constraints, *, loss, gamma, tol, max_iter, path, ga
                        ("path_stop_target", target), ("path_gap_bound", bound)):
             per_gamma[key].append(v)
         history = hist
+        held.append(s.X)
+        objective, s = s.f, None                 # the next γ starts from X alone: factor and gradient released
         if keep_path:
-            kept.append((g, decode(X)))
-    G = decode(X)
+            kept.append((g, decode(held[0])))
+    prob.K0inv = None                            # the last kernel is decoded in the solver's memory
+    G = decode(held.pop(), overwrite=True)
     arrays = {}
     if constraints.has_triplets:
         arrays["triplets"] = np.column_stack([constraints.i, constraints.j, constraints.k])
@@ -829,7 +933,7 @@ def _solve(method: str, G0, constraints, *, loss, gamma, tol, max_iter, path, ga
             "path_points": len(gammas), "unsolved_path_points": unsolved, "iterations_last": stats["iterations"],
             "grad_norm": stats["grad_norm"], "certificate_seconds": check_seconds}
     path = {k: np.asarray(v, dtype=np.float64) for k, v in per_gamma.items()}
-    result = SolverResult(G=G, objective=s.f, iterations=int(np.sum(per_gamma["path_iterations"])),
+    result = SolverResult(G=G, objective=objective, iterations=int(np.sum(per_gamma["path_iterations"])),
                           converged=False, history={**{k: np.asarray(v) for k, v in history.items()}, **path},
                           info=info, arrays=arrays, path=kept)
     return result, path_certificate(path, tol, stop, stops, unsolved)
@@ -932,18 +1036,21 @@ def _doc(summary: str):
     return deco
 
 
-def _dense_cost(method: str):
-    """TRIN and PR-CG keep dense n x n iterates, their Cholesky factors and CG directions: about 24 n²
-    doubles at the peak (23-25 measured, issue 45)."""
+def _dense_cost(method: str, per_n2: float):
+    """TRIN and PR-CG keep dense n x n iterates, their Cholesky factors and CG directions: ``per_n2`` n²
+    doubles at the peak.  TRIN: 17 (15.5 and 16.8 measured at n = 2000 and 5000 by
+    benchmarks/bench_trin_memory.py; eight of them are the CG's recurrences, five the point, its
+    factor, ∇f, its natural form and K0⁻¹);
+    PR-CG: 24 (23-25 measured before TRIN's arrays were released early, issue 45)."""
     def cost(G0, constraints, **settings):
         n = np.shape(G0)[0]
         return (f"solver '{method}' on {n} points: dense {n} x {n} iterates, factors and work space",
-                24.0 * DOUBLE * n * n, 0.0, "kernlearn has no lower-memory form of it yet; fewer points fit.")
+                per_n2 * DOUBLE * n * n, 0.0, "kernlearn has no lower-memory form of it yet; fewer points fit.")
     return cost
 
 
 @solvers.register("trin", triplets=True, inductive="initial factor")
-@estimated(_dense_cost("trin"))
+@estimated(_dense_cost("trin", 17.0))
 @_doc("Trust-region inexact Newton kernel learning with a LogDet regularizer (Li et al. 2009, TRIN).")
 def trin(G0: np.ndarray, constraints: Constraints, *, loss: LossName = "log", gamma: Positive = 1.0,
          tol: Positive = 1e-3, max_iter: PositiveInt = 1000, path: PathMultiplier = 0.0,
@@ -958,7 +1065,7 @@ def trin(G0: np.ndarray, constraints: Constraints, *, loss: LossName = "log", ga
 
 
 @solvers.register("pr_cg", triplets=True, inductive="initial factor")
-@estimated(_dense_cost("pr_cg"))
+@estimated(_dense_cost("pr_cg", 24.0))
 @_doc("Polak-Ribière⁺ nonlinear CG on the TRIN objective, with an exact line search that keeps K positive "
       "definite (the baseline of Li et al. 2009, Sec. 6.2).")
 def pr_cg(G0: np.ndarray, constraints: Constraints, *, loss: LossName = "log", gamma: Positive = 1.0,
