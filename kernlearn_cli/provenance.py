@@ -38,9 +38,10 @@ DEPENDENCIES = ("numpy", "scipy", "numba", "h5py", "scikit-learn", "pandas", "th
 
 @lru_cache(maxsize=1)
 def environment_provenance() -> dict:
-    """What ran a record beyond the code: ``python``, ``platform``, ``host``, ``versions`` of
-    :data:`DEPENDENCIES`, and ``blas``, the BLAS libraries loaded (implementation, version, CPU
-    kernel, threading layer).  The threads a cell uses are the record's ``blas_threads``."""
+    """What ran a record beyond the code: ``python``, ``platform``, ``host``, ``cpu`` (its model
+    name), ``numpy_simd`` (:func:`numpy_simd`), ``versions`` of :data:`DEPENDENCIES`, and ``blas``,
+    the BLAS libraries loaded (implementation, version, CPU kernel, threading layer).  The threads
+    a cell uses are the record's ``blas_threads``."""
     import platform
     import socket
     from importlib.metadata import PackageNotFoundError, version
@@ -59,4 +60,33 @@ def environment_provenance() -> dict:
             | {"library": Path(lib.get("filepath", "")).name}
             for lib in sorted(threadpool_info(), key=lambda lib: lib.get("filepath", "")) if lib.get("user_api") == "blas"]
     return {"python": platform.python_version(), "platform": platform.platform(), "host": socket.gethostname(),
-            "versions": versions, "blas": blas}
+            "cpu": cpu_model(), "numpy_simd": numpy_simd(), "versions": versions, "blas": blas}
+
+
+def cpu_model() -> str:
+    """The CPU's model name (``/proc/cpuinfo``; :func:`platform.processor` elsewhere)."""
+    import platform
+
+    try:
+        with open("/proc/cpuinfo") as fh:
+            for line in fh:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor()
+
+
+def numpy_simd() -> list[str] | None:
+    """numpy's dispatch targets this process uses (e.g. ``["X86_V3", "X86_V4"]``): the CPU's
+    features less those switched off by ``NPY_DISABLE_CPU_FEATURES``.
+
+    They change the last bits of numpy's vectorized loops (``exp``, ``log``, sums), so two hosts
+    with different targets can take different iterates in an ill-conditioned solve: li2009's cold
+    heart TRIN cell takes 129 Newton iterations with X86_V4 (AVX-512) and 140 without, objectives
+    equal to 5e-12 (docs/cluster.md).  None when numpy does not say."""
+    try:
+        from numpy._core._multiarray_umath import __cpu_dispatch__, __cpu_features__
+    except ImportError:
+        return None
+    return [t for t in __cpu_dispatch__ if __cpu_features__.get(t)]
