@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .errors import ConfigError
-from .verdicts import READS, Entry, Rule, Statement
+from .verdicts import READS, RULE_KINDS, Entry, Rule, Statement
 
 STUDY_FILE = "study.yaml"
 #: Where ``kernlearn reproduce PAPER`` looks for ``PAPER/study.yaml`` (relative to the working directory).
@@ -25,8 +25,6 @@ AGGS = ("mean", "min", "max")
 SCORES = ("alignment", "error", "error_best", "error_loo", "knn_accuracy", "knn_error", "nka_score", "nmi",
           "pairwise_accuracy", "svm_accuracy", "svm_accuracy_cv")
 _NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.+-]*$")
-_RULE = re.compile(r"^\s*(?:(?P<n>\d+(?:\.\d+)?)\s*sigma|(?P<kind>factor|rel|abs)\s+(?P<x>[0-9.eE+-]+)|"
-                   r"(?P<bound>at_most|at_least))\s*$")
 #: A statement's kind: judged by its rule, or shown beside the paper without a verdict.
 STATEMENT_KINDS = ("judged", "not comparable", "context")
 
@@ -239,28 +237,31 @@ def _figure(r: _Reader, name: str, spec, experiments: dict) -> Figure:
 
 
 def parse_rule(text, metric: str | None, std: float | None, r: _Reader, key: str, read: str = "value") -> Rule:
-    """A rule from its text (``2sigma``, ``factor 3``, ``rel 0.1``, ``abs 0.02``, ``at_most``, ``at_least``)."""
+    """A rule from its text, by the first of :data:`~.verdicts.RULE_KINDS` that reads it (``2sigma``,
+    ``factor 3``, ``rel 0.1``, ``abs 0.02``, ``at_most``, ``at_least``)."""
     if text is None:
         return default_rule(metric, std, read)
-    m = _RULE.match(str(text))
-    if not m:
-        r.fail(key, f"rule '{text}' is not one of: Nsigma (e.g. 2sigma), factor F, rel R, abs A, at_most, at_least")
-    if m["n"]:
-        if std is None:
-            r.fail(key, f"rule '{text}' needs the paper's std (std: ...)")
-        if read not in ("value", "each"):
-            r.fail(key, f"rule '{text}' compares means; read '{read}' has none (use factor, rel, abs or a bound)")
-        return Rule("sigma", float(m["n"]))
-    if m["bound"]:
-        return Rule(m["bound"])
+    found = [(kind, x) for kind in RULE_KINDS.values() if (x := kind.parse(str(text))) is not None]
+    if not found:
+        r.fail(key, f"rule '{text}' is not one of: {', '.join(k.syntax for k in RULE_KINDS.values())}")
+    kind, x = found[0]
+    if kind.needs_std and std is None:
+        r.fail(key, f"rule '{text}' needs the paper's std (std: ...)")
+    if kind.reads is not None and read not in kind.reads:
+        r.fail(key, f"rule '{text}' compares means; read '{read}' has none (use factor, rel, abs or a bound)")
     try:
-        x = float(m["x"])
+        x = float(x or 0.0)
     except ValueError:
-        r.fail(key, f"rule '{text}': '{m['x']}' is not a number")
+        r.fail(key, f"rule '{text}': '{x}' is not a number")
+    if kind.positive:
+        x = r.number(x, key, positive=True)
+    if x < kind.minimum:
+        r.fail(key, f"{kind.name} {x:g} must be >= {kind.minimum:g}")
+    return Rule(kind.name, x)
     x = r.number(x, key, positive=True)
-    if m["kind"] == "factor" and x < 1:
+    if kind.name == "factor" and x < 1:
         r.fail(key, f"factor {x:g} must be >= 1")
-    return Rule(m["kind"], x)
+    return Rule(kind.name, x)
 
 
 def _entries(r: _Reader, spec, key: str, tables: dict, default_table=None) -> tuple:

@@ -35,17 +35,147 @@ KINDS = ("reproduced", "deviates", "lower bound", "calibrated", "not comparable"
 TESTED = ("reproduced", "deviates", "lower bound", "calibrated", "missing")
 #: Metrics a cell stopped on its budget only bounds from below (a capped run's accuracy is a value).
 BOUNDED = ("iterations", "seconds", "cpu_seconds")
-#: How a statement reads its entries.
-READS = ("value", "each", "max", "min", "range", "gain", "ratio")
 VERDICT_COLUMNS = ("paper", "statement", "where", "entries", "metric", "read", "ours", "ours_text", "ours_std",
                    "seeds", "unconverged", "capped", "paper_value", "paper_text", "paper_std", "paper_runs", "rule",
                    "delta",
                    "holds", "calibrated", "verdict", "explanation")
 
 
+class RuleKind:
+    """One kind of rule: how its text reads, when it holds, what a value that only bounds ours
+    means, and its line in ``docs/studies.md``'s rule table (:data:`RULE_KINDS`; the table is checked
+    against :meth:`row` by a test).  Subclasses set the class attributes and :meth:`holds`."""
+
+    #: ``Rule.kind``.
+    name: str = ""
+    #: The rule's text, with the number (if any) in the group ``x``.
+    pattern: str = ""
+    #: How the rule is written, in messages and in the docs' first column.
+    syntax: str = ""
+    #: The docs' "holds when" and "use" columns.
+    when: str = ""
+    use: str = ""
+    #: The reads the rule can judge (None: any).
+    reads: tuple | None = None
+    #: The rule compares means: it needs the paper's std and run count.
+    needs_std: bool = False
+    #: Its number must be positive (and at least this).
+    positive: bool = False
+    minimum: float = 0.0
+
+    def parse(self, text: str) -> str | None:
+        """The rule's number as written in ``text`` ("" when it takes none), or None when ``text`` is
+        another rule's."""
+        m = re.fullmatch(r"\s*(?:" + self.pattern + r")\s*", text)
+        return None if m is None else m.groupdict().get("x") or ""
+
+    def text(self, x: float) -> str:
+        return f"{self.name} {x:g}"
+
+    def holds(self, x: float, ours: float, paper: float, se: float | None) -> bool:
+        raise NotImplementedError
+
+    def bounded(self, x: float, ours: float, paper: float, se: float | None, side: int) -> str:
+        """The verdict when ours only bounds the true value: from below (``side`` +1, a count or time
+        stopped on its budget) or from above (−1, a ratio whose start was stopped).  ``deviates`` when
+        every value beyond ours fails the rule, ``reproduced`` only when every one passes, otherwise
+        ``lower bound`` (undecided).  A two-sided rule: beyond ours it can only fail once it already
+        fails on the far side of the paper."""
+        if self.holds(x, ours, paper, se):
+            return "lower bound"
+        return "deviates" if (ours - paper) * side > 0 else "lower bound"
+
+    def row(self) -> tuple[str, str, str]:
+        """Its line in docs/studies.md's rule table: (rule, holds when, use)."""
+        return f"`{self.syntax}`", self.when, self.use
+
+
+class Sigma(RuleKind):
+    name, pattern, syntax = "sigma", r"(?P<x>\d+(?:\.\d+)?)\s*sigma", "Nsigma (e.g. 2sigma)"
+    when = "ǀours − paperǀ ≤ N · SE, SE = √(s_p² / n_p + s_o² / n_o)"
+    use = ("the paper prints a per-run std s_p over n_p runs (`std`, `runs`); s_o, n_o are ours; "
+           "Δ is shown in SE")
+    reads, needs_std = ("value", "each"), True
+
+    def text(self, x: float) -> str:
+        return f"{x:g}sigma"
+
+    def holds(self, x, ours, paper, se):
+        return abs(ours - paper) <= x * se
+
+    def row(self):
+        return "`Nsigma` (e.g. `2sigma`)", self.when, self.use
+
+
+class Factor(RuleKind):
+    name, pattern, syntax = "factor", r"factor\s+(?P<x>[0-9.eE+-]+)", "factor F"
+    positive, minimum = True, 1.0
+    when, use = "paper / F ≤ ours ≤ F · paper", "counts and times without a spread (\"same order\": 3); gains (2)"
+
+    def holds(self, x, ours, paper, se):
+        if paper == 0 or ours == 0 or (paper > 0) != (ours > 0):
+            return ours == paper
+        return abs(paper) / x <= abs(ours) <= abs(paper) * x
+
+
+class Rel(RuleKind):
+    name, pattern, syntax = "rel", r"rel\s+(?P<x>[0-9.eE+-]+)", "rel R"
+    positive = True
+    when, use = "ǀours − paperǀ ≤ R · ǀpaperǀ", "other values without a spread"
+
+    def holds(self, x, ours, paper, se):
+        return abs(ours - paper) <= x * abs(paper)
+
+
+class Abs(RuleKind):
+    name, pattern, syntax = "abs", r"abs\s+(?P<x>[0-9.eE+-]+)", "abs A"
+    positive = True
+    when = "ǀours − paperǀ ≤ A"
+    use = "scores in [0, 1] without a spread (0.02), plot readings (the reading precision)"
+
+    def holds(self, x, ours, paper, se):
+        return abs(ours - paper) <= x
+
+
+class AtMost(RuleKind):
+    name = pattern = syntax = "at_most"
+    when, use = "ours ≤ paper", "the paper states an upper bound (\"never above 600 sweeps\")"
+
+    def text(self, x: float) -> str:
+        return self.name
+
+    def holds(self, x, ours, paper, se):
+        return ours <= paper
+
+    def bounded(self, x, ours, paper, se, side):
+        """Every value above ours fails once ours does; every value below passes once ours does."""
+        if self.holds(x, ours, paper, se):
+            return "reproduced" if side < 0 else "lower bound"
+        return "deviates" if side > 0 else "lower bound"
+
+
+class AtLeast(AtMost):
+    name = pattern = syntax = "at_least"
+    when, use = "ours ≥ paper", "the paper states a lower bound (\"> 10000 iterations\")"
+
+    def holds(self, x, ours, paper, se):
+        return ours >= paper
+
+    def bounded(self, x, ours, paper, se, side):
+        """Every value below ours fails once ours does; every value above passes once ours does."""
+        if self.holds(x, ours, paper, se):
+            return "reproduced" if side > 0 else "lower bound"
+        return "deviates" if side < 0 else "lower bound"
+
+
+#: Every rule kind, by ``Rule.kind``, in the order messages and docs/studies.md list them.
+RULE_KINDS = {k.name: k for k in (Sigma(), Factor(), Rel(), Abs(), AtMost(), AtLeast())}
+
+
 @dataclass(frozen=True)
 class Rule:
-    """How a number is judged: ``Nsigma``, ``factor F``, ``rel R``, ``abs A``, ``at_most``, ``at_least``.
+    """How a number is judged: ``kind`` one of :data:`RULE_KINDS` (``Nsigma``, ``factor F``,
+    ``rel R``, ``abs A``, ``at_most``, ``at_least``) with its number ``x``; another kind is refused.
 
     ``Nsigma`` compares two means with their spreads: with the paper's std s_p over n_p runs and
     ours s_o over n_o seeds, the standard error of the difference is
@@ -56,9 +186,12 @@ class Rule:
     kind: str
     x: float = 0.0
 
+    def __post_init__(self):
+        if self.kind not in RULE_KINDS:
+            raise ValueError(f"rule kind '{self.kind}' is not one of {', '.join(RULE_KINDS)}")
+
     def __str__(self) -> str:
-        return {"sigma": f"{self.x:g}sigma", "at_most": "at_most", "at_least": "at_least"}.get(
-            self.kind, f"{self.kind} {self.x:g}")
+        return RULE_KINDS[self.kind].text(self.x)
 
     @staticmethod
     def standard_error(std: float | None, runs: int | None, ours_std: float | None, seeds: int) -> float:
@@ -68,17 +201,15 @@ class Rule:
 
     def holds(self, ours: float, paper: float, se: float | None = None) -> bool:
         """Whether ``ours`` agrees with ``paper`` under this rule (``se``: for ``Nsigma``)."""
-        if self.kind == "sigma":
-            return abs(ours - paper) <= self.x * se
-        if self.kind == "factor":
-            if paper == 0 or ours == 0 or (paper > 0) != (ours > 0):
-                return ours == paper
-            return abs(paper) / self.x <= abs(ours) <= abs(paper) * self.x
-        if self.kind == "rel":
-            return abs(ours - paper) <= self.x * abs(paper)
-        if self.kind == "abs":
-            return abs(ours - paper) <= self.x
-        return ours <= paper if self.kind == "at_most" else ours >= paper
+        return RULE_KINDS[self.kind].holds(self.x, ours, paper, se)
+
+    def judge(self, ours: float, paper: float, se: float | None = None, side: int = 0) -> str:
+        """``reproduced``, ``deviates`` or ``lower bound`` for one compared value; ``side`` +1 when ours
+        only bounds the true value from below (a count or time stopped on its budget), −1 from above
+        (:meth:`RuleKind.bounded`), 0 when ours is the value."""
+        if side == 0:
+            return "reproduced" if self.holds(ours, paper, se) else "deviates"
+        return RULE_KINDS[self.kind].bounded(self.x, ours, paper, se, side)
 
 
 @dataclass(frozen=True)
@@ -150,35 +281,6 @@ def lookup(entry: Entry, entries: dict[str, pd.DataFrame]):
     return stats.iloc[match[0]] if match else None
 
 
-def judge_value(rule: Rule, ours: float, paper: float, se: float | None = None,
-                lower_bound: bool = False) -> str:
-    """``reproduced``, ``deviates`` or ``lower bound`` for one compared value.
-
-    With ``lower_bound`` ours only bounds the true value from below (a run stopped on its budget):
-    ``deviates`` when every value from ours up fails the rule, ``reproduced`` only when every one
-    passes (``at_least``, e.g. the paper's "> 10000"), otherwise ``lower bound``."""
-    holds = rule.holds(ours, paper, se)
-    if not lower_bound:
-        return "reproduced" if holds else "deviates"
-    if rule.kind == "at_least":
-        return "reproduced" if holds else "lower bound"
-    if rule.kind == "at_most":
-        return "lower bound" if holds else "deviates"
-    return "lower bound" if holds or ours < paper else "deviates"
-
-
-def _judge_upper(rule: Rule, ours: float, paper: float) -> str:
-    """:func:`judge_value` for a value that only bounds the true one from above (a ratio whose start
-    was stopped on its budget): ``deviates`` when every value from ours down fails the rule,
-    ``reproduced`` only when every one passes (``at_most``), otherwise ``lower bound`` (undecided)."""
-    holds = rule.holds(ours, paper, None)
-    if rule.kind == "at_most":
-        return "reproduced" if holds else "lower bound"
-    if rule.kind == "at_least":
-        return "lower bound" if holds else "deviates"
-    return "lower bound" if holds or ours > paper else "deviates"
-
-
 def _combine(parts: list[str], most: bool = False) -> str:
     """The verdict of several compared values: any deviation deviates, then any lower bound; with
     ``most`` (the paper says "on most data sets") more than half must be reproduced."""
@@ -222,6 +324,77 @@ def paper_text(s: Statement) -> str:
     return _fmt(p[0])
 
 
+def _read_each(s: Statement, hits, values, capped, starts, start_caps):
+    """``value`` / ``each``: the rule on every entry (all must hold, or most with ``most``)."""
+    parts, worst, delta = [], 0, None
+    for k, (h, ours) in enumerate(zip(hits, values)):
+        se = None
+        if s.rule.kind == "sigma":
+            se = Rule.standard_error(s.std, s.runs, float(h["std"]), int(h["seeds"]))
+            d = (ours - s.paper[0]) / se if se > 0 else math.copysign(math.inf, ours - s.paper[0])
+            if delta is None or abs(d) > abs(delta):
+                delta, worst = d, k
+        parts.append(s.rule.judge(ours, s.paper[0], se, side=int(capped[k])))
+    if s.rule.kind != "sigma":           # the entry that decides: the first failing, else the farthest
+        bad = [k for k, p in enumerate(parts) if p != "reproduced"]
+        worst = bad[0] if bad else int(np.argmax([abs(v - s.paper[0]) for v in values]))
+    return _combine(parts, s.most), dict(
+        ours=values[worst], ours_std=float(hits[worst]["std"]), delta=delta,
+        ours_text=", ".join(_fmt(v) for v in values) if len(values) > 1 else
+        f"{_fmt(values[0])} ± {_fmt(float(hits[0]['std']), 2)} (n={int(hits[0]['seeds'])})")
+
+
+def _read_extreme(s: Statement, hits, values, capped, starts, start_caps):
+    """``max`` / ``min``: the rule on the largest / smallest entry."""
+    k = int(np.argmax(values) if s.read == "max" else np.argmin(values))
+    verdict = s.rule.judge(values[k], s.paper[0], None, side=int(any(capped)))
+    return verdict, dict(ours=values[k], ours_text=f"{s.read} {_fmt(values[k])} ({s.entries[k].row} / {s.entries[k].col})")
+
+
+def _read_range(s: Statement, hits, values, capped, starts, start_caps):
+    """``range``: the rule on the smallest cell against the paper's low end, on the largest against its high end."""
+    low, high = min(float(h["min"]) for h in hits), max(float(h["max"]) for h in hits)
+    verdict = _combine([s.rule.judge(low, s.paper[0]), s.rule.judge(high, s.paper[1], None, side=int(any(capped)))])
+    return verdict, dict(ours=low, ours_text=f"{_fmt(low)}–{_fmt(high)}")
+
+
+def _paired(values: list[float], starts) -> list[float]:
+    """The start value of each entry (one start for all, or one each)."""
+    begin = [float(h["value"]) for h in starts]
+    return begin * len(values) if len(begin) == 1 else begin
+
+
+def _read_ratio(s: Statement, hits, values, capped, starts, start_caps):
+    """``ratio``: each entry over its start.  A capped entry (a time or count stopped on its budget)
+    makes its ratio a lower bound, a capped start an upper bound (each pair on its own); both
+    capped: undecided."""
+    begin = _paired(values, starts)
+    ratios = [v / b if b else math.copysign(math.inf, v) if v else math.nan for v, b in zip(values, begin)]
+    start_caps = start_caps * len(values) if len(start_caps) == 1 else start_caps
+    parts = [("lower bound" if c else s.rule.judge(r, s.paper_value, None, side=-1)) if sc
+             else s.rule.judge(r, s.paper_value, None, side=int(c)) for r, c, sc in zip(ratios, capped, start_caps)]
+    k = next((i for i, p in enumerate(parts) if p != "reproduced"), 0)
+    return _combine(parts, s.most), dict(ours=ratios[k], ours_text=", ".join(
+        f"{_fmt(b)} → {_fmt(v)} (×{r:.3g})" for b, v, r in zip(begin, values, ratios)))
+
+
+def _read_gain(s: Statement, hits, values, capped, starts, start_caps):
+    """``gain``: each entry minus its start; any capped cell leaves it undecided."""
+    begin = _paired(values, starts)
+    gains = [v - b for v, b in zip(values, begin)]
+    parts = [s.rule.judge(g, s.paper_value) for g in gains]
+    k = next((i for i, p in enumerate(parts) if p != "reproduced"), 0)
+    verdict = "lower bound" if any(capped) or any(start_caps) else _combine(parts, s.most)
+    return verdict, dict(ours=gains[k], ours_text=", ".join(f"{_fmt(b)} → {_fmt(v)} ({g:+.3g})"
+                                                            for b, v, g in zip(begin, values, gains)))
+
+
+#: How a statement reads its entries (:data:`READS`): read -> (verdict, the row's "ours" columns).
+READERS = {"value": _read_each, "each": _read_each, "max": _read_extreme, "min": _read_extreme,
+           "range": _read_range, "gain": _read_gain, "ratio": _read_ratio}
+READS = tuple(READERS)
+
+
 def judge(s: Statement, entries: dict[str, pd.DataFrame], metric: str | None = None) -> dict:
     """The verdict row of one statement (columns :data:`VERDICT_COLUMNS` but ``paper``/``statement``
     /``metric``).  Cells stopped on their budget make an entry a lower bound when ``metric`` (the
@@ -254,56 +427,9 @@ def judge(s: Statement, entries: dict[str, pd.DataFrame], metric: str | None = N
         row.update(ours=ours, ours_text=_fmt(ours), ours_std=float(hits[0]["std"]),
                    delta=ours / s.paper[0] if s.paper[0] else None)
         return {**row, "verdict": "not comparable"}
-    if s.read in ("value", "each"):
-        parts, worst, delta = [], 0, None
-        for k, (h, ours) in enumerate(zip(hits, values)):
-            se = None
-            if s.rule.kind == "sigma":
-                se = Rule.standard_error(s.std, s.runs, float(h["std"]), int(h["seeds"]))
-                d = (ours - s.paper[0]) / se if se > 0 else math.copysign(math.inf, ours - s.paper[0])
-                if delta is None or abs(d) > abs(delta):
-                    delta, worst = d, k
-            parts.append(judge_value(s.rule, ours, s.paper[0], se, capped[k]))
-        if s.rule.kind != "sigma":           # the entry that decides: the first failing, else the farthest
-            bad = [k for k, p in enumerate(parts) if p != "reproduced"]
-            worst = bad[0] if bad else int(np.argmax([abs(v - s.paper[0]) for v in values]))
-        verdict = _combine(parts, s.most)
-        row.update(ours=values[worst], ours_std=float(hits[worst]["std"]), delta=delta,
-                   ours_text=", ".join(_fmt(v) for v in values) if len(values) > 1 else
-                   f"{_fmt(values[0])} ± {_fmt(float(hits[0]['std']), 2)} (n={int(hits[0]['seeds'])})")
-    elif s.read in ("max", "min"):
-        k = int(np.argmax(values) if s.read == "max" else np.argmin(values))
-        verdict = judge_value(s.rule, values[k], s.paper[0], None, any(capped))
-        row.update(ours=values[k], ours_text=f"{s.read} {_fmt(values[k])} ({s.entries[k].row} / {s.entries[k].col})")
-    elif s.read == "range":
-        low, high = min(float(h["min"]) for h in hits), max(float(h["max"]) for h in hits)
-        verdict = _combine([judge_value(s.rule, low, s.paper[0]),
-                            judge_value(s.rule, high, s.paper[1], None, any(capped))])
-        row.update(ours=low, ours_text=f"{_fmt(low)}–{_fmt(high)}")
-    elif s.read == "ratio":                  # entry over its start, for every pair
-        begin = [float(h["value"]) for h in starts]
-        begin = begin * len(values) if len(begin) == 1 else begin
-        ratios = [v / b if b else math.copysign(math.inf, v) if v else math.nan for v, b in zip(values, begin)]
-        start_caps = [bool(bounded and int(h.get("capped", 0))) for h in starts]
-        start_caps = start_caps * len(values) if len(start_caps) == 1 else start_caps
-        # a capped entry (a time or count stopped on its budget) makes its ratio a lower bound, a capped
-        # start an upper bound (each pair on its own); both capped: undecided
-        parts = [("lower bound" if c else _judge_upper(s.rule, r, s.paper_value)) if sc
-                 else judge_value(s.rule, r, s.paper_value, None, c) for r, c, sc in zip(ratios, capped, start_caps)]
-        k = next((i for i, p in enumerate(parts) if p != "reproduced"), 0)
-        verdict = _combine(parts, s.most)
-        row.update(ours=ratios[k], ours_text=", ".join(f"{_fmt(b)} → {_fmt(v)} (×{r:.3g})"
-                                                       for b, v, r in zip(begin, values, ratios)))
-    else:                                    # gain: entry minus its start, for every pair
-        begin = [float(h["value"]) for h in starts]
-        begin = begin * len(values) if len(begin) == 1 else begin
-        gains = [v - b for v, b in zip(values, begin)]
-        parts = [judge_value(s.rule, g, s.paper_value) for g in gains]
-        k = next((i for i, p in enumerate(parts) if p != "reproduced"), 0)
-        verdict = "lower bound" if any(capped) or (bounded and any(int(h.get("capped", 0)) for h in starts)) \
-            else _combine(parts, s.most)
-        row.update(ours=gains[k], ours_text=", ".join(f"{_fmt(b)} → {_fmt(v)} ({g:+.3g})"
-                                                      for b, v, g in zip(begin, values, gains)))
+    start_caps = [bounded and int(h.get("capped", 0)) > 0 for h in starts]
+    verdict, shown = READERS[s.read](s, hits, values, capped, starts, start_caps)
+    row.update(shown)
     row["holds"] = verdict == "reproduced"
     if s.calibrated:
         verdict = "calibrated"

@@ -12,7 +12,7 @@ import yaml
 
 from kernlearn_cli.errors import ConfigError
 from kernlearn_cli.study import find_studies, labelings_by_budget, load_study, study_names
-from kernlearn_cli.verdicts import Entry, Rule, Statement, judge_value, paper_item, verdict_table, verdicts
+from kernlearn_cli.verdicts import Entry, Rule, Statement, paper_item, verdict_table, verdicts
 
 REPO = Path(__file__).resolve().parents[1]
 CONFIG = {"name": "tiny", "seed": 0, "grid": {"constraints.count": [10, 30], "seed": "range(2)"},
@@ -252,8 +252,8 @@ def test_verdict_labels_match_as_numbers():
 ])
 def test_a_capped_count_is_judged_as_a_lower_bound(rule, ours, paper, verdict):
     se = 0.05 if rule.kind == "sigma" else None
-    assert judge_value(rule, ours, paper, se, lower_bound=True) == verdict
-    assert judge_value(rule, ours, paper, se) == ("reproduced" if rule.holds(ours, paper, se) else "deviates")
+    assert rule.judge(ours, paper, se, side=1) == verdict
+    assert rule.judge(ours, paper, se) == ("reproduced" if rule.holds(ours, paper, se) else "deviates")
 
 
 def test_capped_cells_make_lower_bounds_by_default():
