@@ -35,7 +35,7 @@ from .archive import SUFFIX, Archive
 from .errors import ConfigError, KernlearnError
 from .io import RECORD, atomic_path, cell_state
 from .study import Study
-from .verdicts import TESTED, counts, paper_item, tally, verdict_table, verdicts
+from .verdicts import KINDS, TESTED, counts, paper_item, tally, verdict_table, verdicts
 
 STATUS_MARKER = "status"
 
@@ -547,7 +547,7 @@ def provenance_section(study: Study, layout: Layout) -> list[str]:
 def status_table(studies: list[Study], tables: Path, docs: Path, readme_dir: Path) -> str:
     """Per paper and per table / figure of it: the paper's statements (how many we test) and the
     count of each verdict kind, from the verdict files and the studies' untested statements."""
-    kinds = ("reproduced", "deviates", "lower bound", "calibrated", "not comparable")
+    kinds = tuple(k for k in KINDS if k not in ("context", "missing"))
     lines = ["| paper | table / figure | command | statements (tested) | " + " | ".join(kinds) + " | details |",
              "| --- | --- | --- | --- | " + " | ".join("---" for _ in kinds) + " | --- |"]
     for study in studies:

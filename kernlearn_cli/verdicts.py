@@ -9,6 +9,10 @@ A *statement* is one sentence, table cell or figure reading of the paper that ma
 ``lower bound``
     a cell of an entry stopped on its iteration budget, so ours only bounds the true count or
     time from below and the rule cannot tell (never ``reproduced`` under a two-sided rule);
+``unconverged``
+    a value (an accuracy, an error, an objective: not a count or a time) read from a cell whose
+    solve did not converge (stopped on its budget or stalled): the value of an unfinished solve,
+    neither reproduced nor deviates (whether the rule holds on it is still shown);
 ``calibrated``
     a setting of ours was chosen by matching this number or its table: counted apart, never as
     reproduced (whether the rule holds is still shown);
@@ -30,11 +34,15 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-KINDS = ("reproduced", "deviates", "lower bound", "calibrated", "not comparable", "context", "missing")
+KINDS = ("reproduced", "deviates", "lower bound", "unconverged", "calibrated", "not comparable", "context",
+         "missing")
 #: The kinds that test the paper (the others are shown beside it).
-TESTED = ("reproduced", "deviates", "lower bound", "calibrated", "missing")
-#: Metrics a cell stopped on its budget only bounds from below (a capped run's accuracy is a value).
+TESTED = ("reproduced", "deviates", "lower bound", "unconverged", "calibrated", "missing")
+#: Metrics a cell stopped on its budget only bounds from below (any other metric of an unconverged
+#: cell makes its statement ``unconverged``).
 BOUNDED = ("iterations", "seconds", "cpu_seconds")
+#: Metrics that measure convergence itself: an unconverged cell is their reading, not a defect of it.
+ABOUT_CONVERGENCE = ("converged",)
 VERDICT_COLUMNS = ("paper", "statement", "where", "entries", "metric", "read", "ours", "ours_text", "ours_std",
                    "seeds", "unconverged", "capped", "paper_value", "paper_text", "paper_std", "paper_runs", "rule",
                    "delta",
@@ -398,7 +406,9 @@ READS = tuple(READERS)
 def judge(s: Statement, entries: dict[str, pd.DataFrame], metric: str | None = None) -> dict:
     """The verdict row of one statement (columns :data:`VERDICT_COLUMNS` but ``paper``/``statement``
     /``metric``).  Cells stopped on their budget make an entry a lower bound when ``metric`` (the
-    first entry's table's) is a count or a time (:data:`BOUNDED`)."""
+    first entry's table's) is a count or a time (:data:`BOUNDED`); for any other metric an
+    unconverged cell among the entries makes the verdict ``unconverged`` (but for
+    :data:`ABOUT_CONVERGENCE`)."""
     hits = [lookup(e, entries) for e in s.entries]
     starts = [lookup(e, entries) for e in s.starts]
     found = [h for h in hits + starts if h is not None]
@@ -431,6 +441,8 @@ def judge(s: Statement, entries: dict[str, pd.DataFrame], metric: str | None = N
     verdict, shown = READERS[s.read](s, hits, values, capped, starts, start_caps)
     row.update(shown)
     row["holds"] = verdict == "reproduced"
+    if not bounded and metric not in ABOUT_CONVERGENCE and row["unconverged"]:
+        verdict = "unconverged"
     if s.calibrated:
         verdict = "calibrated"
     return {**row, "verdict": verdict}
@@ -461,7 +473,7 @@ def verdict_table(v: pd.DataFrame, *, explain: bool = True) -> str:
         paper = str(x["paper_text"]) + ("" if pd.isna(x["paper_std"]) else f" ± {_fmt(x['paper_std'], 2)}") \
             + ("" if pd.isna(x["paper_runs"]) else f" (n={int(x['paper_runs'])})")
         verdict = x["verdict"]
-        if x["verdict"] == "calibrated":
+        if x["verdict"] in ("calibrated", "unconverged"):
             verdict += " (rule " + ("holds" if x["holds"] is True or x["holds"] == "True" else "fails") + ")"
         text = x["explanation"] if isinstance(x["explanation"], str) else ""
         if verdict != "reproduced" and explain and text:

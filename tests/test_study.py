@@ -237,8 +237,21 @@ def test_verdict_labels_match_as_numbers():
     """A YAML row label 1e-3 (a string to YAML 1.1) finds the entry 0.001."""
     entries = {"t": _stats([(0.001, "burg", 0.55, 0.0, 0.55, 0.55, 2, 0)]).assign(unconverged=[1])}
     v = verdicts("p", [_statement("value", [("1e-3", "burg")], [0.5], Rule("abs", 0.1))], entries)
-    assert v.loc[0, "verdict"] == "reproduced" and v.loc[0, "unconverged"] == 1
-    assert "†" in verdict_table(v)
+    assert v.loc[0, "verdict"] == "unconverged" and v.loc[0, "holds"] and v.loc[0, "unconverged"] == 1
+    assert "†" in verdict_table(v) and "unconverged (rule holds)" in verdict_table(v)
+
+
+@pytest.mark.parametrize("metric, verdict", [("svm_accuracy", "unconverged"), (None, "unconverged"),
+                                             ("iterations", "reproduced"), ("converged", "reproduced")])
+def test_a_value_of_an_unconverged_cell_is_neither_reproduced_nor_deviates(metric, verdict):
+    """Issue 47: an accuracy of an unfinished solve is judged ``unconverged`` whether the rule holds
+    or not; a count or a time keeps its own reading (a lower bound when capped), and a statement
+    about convergence reads the unconverged cell as its answer."""
+    for ours, holds in ((0.55, True), (0.9, False)):
+        entries = {"t": _stats([("a", "burg", ours, 0.0, ours, ours, 2, 0)]).assign(unconverged=[1])}
+        v = verdicts("p", [_statement("value", [("a", "burg")], [0.5], Rule("abs", 0.1))], entries, {"t": metric})
+        expected = verdict if verdict == "unconverged" or holds else "deviates"
+        assert v.loc[0, "verdict"] == expected and bool(v.loc[0, "holds"]) == holds
 
 
 @pytest.mark.parametrize("rule, ours, paper, verdict", [
@@ -269,10 +282,10 @@ def test_capped_cells_make_lower_bounds_by_default():
     statements = [Statement("Table 4", (Entry("t", r, "s"),), (6733.9,), Rule("factor", 3)) for r in "ab"]
     v = verdicts("p", statements, {"t": stats}, {"t": "iterations"})
     assert list(v["verdict"]) == ["lower bound", "reproduced"] and list(v["capped"]) == [1, 0]
-    # a capped run's accuracy is a value, not a bound: the same entries as accuracies are judged as they are
+    # a capped run's accuracy is the value of an unfinished solve (issue 47): neither reproduced nor deviates
     v = verdicts("p", [Statement("T", (Entry("t", "a", "s"),), (9500.0,), Rule("factor", 3))], {"t": stats},
                  {"t": "knn_accuracy"})
-    assert list(v["verdict"]) == ["reproduced"]
+    assert list(v["verdict"]) == ["unconverged"]
 
 
 @pytest.mark.parametrize("paper", ["kulis2006", "tsuda2005", "hu2013", "zhang2012", "li2009"])
@@ -319,8 +332,8 @@ def test_reproduce_end_to_end(tmp_path, inproc):
     assert "## 5-NN accuracy" in page and "It rises." in page and "Accuracy cannot exceed 1." in page
     assert "![accuracy](../results/figures/tiny_acc.png)" in page
     status = readme.read_text()
-    assert "| A tiny paper | Fig. 1 | `kernlearn reproduce tinypaper` | 1 (1) | 1 | 0 | 0 | 0 | 0 |" in status
-    assert "|  | Table 9 |  | 3 (2) | 0 | 1 | 0 | 0 | 0 |  |" in status     # one of them untested
+    assert "| A tiny paper | Fig. 1 | `kernlearn reproduce tinypaper` | 1 (1) | 1 | 0 | 0 | 0 | 0 | 0 |" in status
+    assert "|  | Table 9 |  | 3 (2) | 0 | 1 | 0 | 0 | 0 | 0 |  |" in status     # one of them untested
     assert "## Statements we cannot test" in page and "| Table 9, row 100 | not run |" in page
 
     before = {p: p.read_bytes() for p in (results / "tables").glob("tiny_acc.*")}
