@@ -12,6 +12,7 @@ import math
 import numpy as np
 from numba import njit
 
+from ..kinds import DISTANCE
 from ._cyclic import BROKEN, OK, STUCK, TINY, dual_step, rel_violation, sign
 
 # Reassociation and contraction let LLVM vectorize the dot products; the NaN/Inf
@@ -118,7 +119,7 @@ def burg_sweep(G0, ci, cj, kind, bhat, lam, B, slack, v, w, e, Bw):
         j = cj[q]
         k = kind[q]
         delta = sign(k)
-        is_dist = k == 0 or k == 1 or k == 4
+        is_dist = k in DISTANCE
         b = bhat[q]
         if is_dist or i == j:
             # ---- rank-one constraint tr(K z z^T): z = e_i - e_j (distance) or e_i (K_ii)

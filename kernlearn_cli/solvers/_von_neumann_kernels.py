@@ -59,6 +59,7 @@ import math
 import numpy as np
 from numba import njit
 
+from ..kinds import DISTANCE
 from ._cyclic import BROKEN, OK, STUCK, TINY, dual_step, rel_violation, sign
 
 # The secular solver subtracts the root's offset from exactly computed pole differences;
@@ -1032,7 +1033,7 @@ def eigen_sweep(V0, ci, cj, kind, bhat, lam, W, D, slack):
         j = cj[q]
         kd = kind[q]
         delta = sign(kd)
-        rank_two = not (kd == 0 or kd == 1 or kd == 4) and i != j
+        rank_two = kd not in DISTANCE and i != j
         b = bhat[q]
         if rank_two:
             a, c = wk[_WK_A], wk[_WK_C]
@@ -1047,7 +1048,7 @@ def eigen_sweep(V0, ci, cj, kind, bhat, lam, W, D, slack):
                 cc += c[l] * c[l]
             degenerate = aa * cc <= TINY
         else:
-            is_dist = kd == 0 or kd == 1 or kd == 4
+            is_dist = kd in DISTANCE
             for l in range(r):
                 v[l] = V0[i, l] - V0[j, l] if is_dist else V0[i, l]
             _tmatvec(W, v, w)                               # w = W^T v
@@ -1213,7 +1214,7 @@ def krylov_sweep(V0, ci, cj, kind, bhat, lam, L, slack):
         j = cj[q]
         kd = kind[q]
         delta = sign(kd)
-        is_dist = kd == 0 or kd == 1 or kd == 4
+        is_dist = kd in DISTANCE
         if not is_dist and i != j:
             raise ValueError("krylov_sweep takes rank-one constraints only")
         b = bhat[q]

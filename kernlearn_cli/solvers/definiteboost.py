@@ -104,6 +104,7 @@ import numpy as np
 
 from ..errors import ConfigError, DataError, InfeasibleError, SolverError
 from ..kernels import RANK_TOL
+from ..kinds import DISTANCE, EQUAL, LOWER
 from ..linalg import eigh
 from ..params import Positive, PositiveInt
 from ..registry import solvers
@@ -359,9 +360,9 @@ def _range_basis(G0: np.ndarray, rank_tol: float = RANK_TOL) -> tuple[np.ndarray
 def _constraint_arrays(Q: np.ndarray, trace: float, constraints: Constraints) -> dict:
     """Per constraint: sign, beta = b/s, eigenvalue range [lmin, lmax] of C restricted to range(K0)."""
     kind = constraints.kind
-    isdist = np.isin(kind, [0, 1, 4])
-    iseq = np.isin(kind, [4, 5])
-    sig = np.where(np.isin(kind, [1, 3]), -1.0, 1.0)
+    isdist = np.isin(kind, DISTANCE)
+    iseq = np.isin(kind, EQUAL)
+    sig = np.where(np.isin(kind, LOWER), -1.0, 1.0)
     beta = constraints.bound / trace
     qi, qj = Q[constraints.i], Q[constraints.j]
     r = Q.shape[1]

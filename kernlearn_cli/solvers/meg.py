@@ -81,13 +81,13 @@ from ..linalg import eigh
 from ..params import NonNegativeInt, Positive
 from ..registry import evaluators, solvers
 from ..resources import DOUBLE, eigh_cost, estimated
-from ..types import KIND_CODE, KINDS, Constraints, SolverResult
+from ..kinds import DIST_EQ, KINDS, SIM_EQ
+from ..types import Constraints, SolverResult
 from ._von_neumann_kernels import _krylov
 from .protocol import finish, not_applicable
 
 #: λ_max - λ_min of every instance matrix X_t built from a dist_eq / sim_eq example.
 R_EXAMPLES = 1.0
-_DIST, _SIM = KIND_CODE["dist_eq"], KIND_CODE["sim_eq"]
 #: For the estimate of ``update: lanczos``: Lanczos steps per trial (measured 1-3.4 from K0 = I, 10-11 from
 #: a dense K0) and flops per second of a step (2 n² and the reorthogonalisation; measured 4-6e9 at n = 2000:
 #: docs/scale.md, "MEG without an eigendecomposition per trial").
@@ -154,7 +154,7 @@ def _comparison_predictions(U_factor: np.ndarray, constraints: Constraints, chun
         sl = slice(lo, lo + chunk)
         fa, fb = U_factor[constraints.i[sl]], U_factor[constraints.j[sl]]
         d = fa - fb
-        out[sl] = np.where(constraints.kind[sl] == _DIST, 0.5 * np.einsum("ij,ij->i", d, d),
+        out[sl] = np.where(constraints.kind[sl] == DIST_EQ, 0.5 * np.einsum("ij,ij->i", d, d),
                            np.einsum("ij,ij->i", fa, fb))
     return out
 
@@ -386,7 +386,7 @@ def meg(G0: np.ndarray, constraints: Constraints, *, eta: Positive = 2.0, iterat
     m = len(constraints)
     if m == 0:
         raise ConfigError("solver 'meg' needs at least one example, but the constraint set is empty.")
-    bad = np.flatnonzero((constraints.kind != _DIST) & (constraints.kind != _SIM))
+    bad = np.flatnonzero((constraints.kind != DIST_EQ) & (constraints.kind != SIM_EQ))
     if bad.size:
         q = int(bad[0])
         raise ConfigError(f"solver 'meg' learns on-line from equality examples (dist_eq: a squared distance, "
@@ -421,7 +421,7 @@ def meg(G0: np.ndarray, constraints: Constraints, *, eta: Positive = 2.0, iterat
     T = int(iterations) if iterations > 0 else m
     order = np.arange(T) % m
     a_t, b_t = ia[order], ib[order]
-    is_dist = constraints.kind[order] == _DIST
+    is_dist = constraints.kind[order] == DIST_EQ
     y = np.where(is_dist, constraints.bound[order] / (2.0 * scale), constraints.bound[order] / scale)
 
     if with_bound:

@@ -48,7 +48,8 @@ from ..errors import DataError
 from ..kernels import full_column_rank
 from ..linalg import eigh
 from ..registry import solvers
-from ..types import KIND_CODE, Constraints, SolverResult
+from ..kinds import DISTANCE
+from ..types import Constraints, SolverResult
 from . import _von_neumann_kernels as _k
 from ..params import Positive, PositiveInt
 from ._cyclic import (InRange, Slack, SubsetSweeps, bregman_certificate, check_schedule, describe, hard_else_slack,
@@ -57,7 +58,6 @@ from ._cyclic import (InRange, Slack, SubsetSweeps, bregman_certificate, check_s
 from .protocol import finish
 
 
-_DIST_KINDS = [KIND_CODE["dist_le"], KIND_CODE["dist_ge"], KIND_CODE["dist_eq"]]
 
 
 def von_neumann_divergence_core(W: np.ndarray, D: np.ndarray, lam0: np.ndarray) -> float:
@@ -106,7 +106,7 @@ def next_mode(steps: int, r: int, c: int, probe: int) -> tuple[str, int, int]:
 
 def _is_rank_one(constraints: Constraints) -> np.ndarray:
     """Distances and diagonal similarities (z = e_i - e_j or e_i): a rank-one change of the exponent."""
-    return np.isin(constraints.kind, _DIST_KINDS) | (constraints.i == constraints.j)
+    return np.isin(constraints.kind, DISTANCE) | (constraints.i == constraints.j)
 
 
 @solvers.register("von_neumann", inductive="initial factor", exact=("slack", "slack_if_infeasible"))
