@@ -13,7 +13,7 @@ import numpy as np
 from numba import njit
 
 from ..kinds import DISTANCE
-from ._cyclic import BROKEN, OK, STUCK, TINY, dual_step, rel_violation, sign
+from ._cyclic import BROKEN, OK, STUCK, TINY, Sweep, dual_step, rel_violation, sign
 
 # Reassociation and contraction let LLVM vectorize the dot products; the NaN/Inf
 # assumptions stay off so the breakdown checks below keep working.
@@ -91,7 +91,7 @@ _SWEEP_SIG = ("Tuple((int64, int64, float64, int64))(float64[:, ::1], int64[::1]
 
 
 @njit(_SWEEP_SIG, cache=True, fastmath=_FASTMATH)
-def burg_sweep(G0, ci, cj, kind, bhat, lam, B, slack, v, w, e, Bw):
+def _burg_sweep(G0, ci, cj, kind, bhat, lam, B, slack, v, w, e, Bw):
     """One cyclic sweep of Burg projections over all constraints, in place.
 
     Parameters
@@ -104,10 +104,10 @@ def burg_sweep(G0, ci, cj, kind, bhat, lam, B, slack, v, w, e, Bw):
 
     Returns
     -------
-    status, index, max_violation, argmax
-        status OK, BROKEN (non-finite or 1 - alpha p <= 0 at constraint ``index``)
-        or STUCK (the constrained quantity is 0 in the range of K0 and cannot move);
-        the largest relative violation met before a projection during the sweep.
+    The fields of :class:`~kernlearn_cli.solvers._cyclic.Sweep` (:func:`burg_sweep` names them):
+    status OK, BROKEN (non-finite or 1 - alpha p <= 0 at constraint ``index``) or STUCK (the
+    constrained quantity is 0 in the range of K0 and cannot move), that index, the largest
+    relative violation met before a projection during the sweep and its constraint.
     """
     r = B.shape[0]
     hard = math.isinf(slack)
@@ -218,3 +218,8 @@ def burg_sweep(G0, ci, cj, kind, bhat, lam, B, slack, v, w, e, Bw):
             if not (_eigen_update(B, w, sp, alpha, Bw) and _eigen_update(B, e, sm, alpha, Bw)):
                 return BROKEN, q, maxviol, argmax
     return OK, -1, maxviol, argmax
+
+
+def burg_sweep(G0, ci, cj, kind, bhat, lam, B, slack, v, w, e, Bw) -> Sweep:
+    """One cyclic sweep of Burg projections (the compiled :func:`_burg_sweep`), its result named."""
+    return Sweep(*_burg_sweep(G0, ci, cj, kind, bhat, lam, B, slack, v, w, e, Bw))

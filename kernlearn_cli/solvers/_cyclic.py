@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import math
 import time
-from typing import Annotated
+from typing import Annotated, NamedTuple
 
 import numpy as np
 import scipy.linalg as sla
@@ -39,6 +39,29 @@ from ..types import Constraints
 from .protocol import Certificate, Checked
 
 OK, BROKEN, STUCK = 0, 1, 2
+
+
+class Sweep(NamedTuple):
+    """What a compiled sweep reports (the von Neumann sweeps add their counts to these fields).
+
+    Attributes
+    ----------
+    status : int
+        ``OK``, ``BROKEN`` (a numerical breakdown) or ``STUCK`` (a violated constraint that no
+        update can move).
+    index : int
+        The constraint the sweep stopped at (-1 when ``OK``).
+    max_violation : float
+        The largest relative violation met before a projection.
+    worst : int
+        Its constraint (-1: none violated).
+    """
+
+    status: int
+    index: int
+    max_violation: float
+    worst: int
+
 TINY = 1e-300
 _EPS = float(np.finfo(np.float64).eps)
 
@@ -273,8 +296,8 @@ class SubsetSweeps:
     :func:`run_sweeps` (``active_set``), counting the projections.
 
     ``run(kernel, subset)`` calls ``kernel(i, j, kind, bhat, lam)`` (the compiled sweep on those
-    arrays, updating ``bhat`` and ``lam`` in place; it returns ``(status, index, max violation,
-    its constraint, ...)``) on every constraint (``subset`` None) or on the constraints
+    arrays, updating ``bhat`` and ``lam`` in place; it returns a :class:`Sweep` or a named result
+    with its fields) on every constraint (``subset`` None) or on the constraints
     ``subset``, whose arrays are made once per subset and whose ``lam``, ``bhat`` are written
     back; the indices it returns are mapped back to the whole set.
     """
@@ -284,7 +307,7 @@ class SubsetSweeps:
         self.projections = 0
         self._subset = self._arrays = None
 
-    def run(self, kernel, subset=None) -> tuple:
+    def run(self, kernel, subset=None) -> Sweep:
         C, bhat, lam = self.constraints, self.bhat, self.lam
         if subset is None:
             self.projections += len(C)
@@ -298,7 +321,7 @@ class SubsetSweeps:
 
         def whole(q):
             return int(subset[q]) if 0 <= q < len(subset) else q
-        return (out[0], whole(out[1]), out[2], whole(out[3]), *out[4:])
+        return out._replace(index=whole(out.index), worst=whole(out.worst))
 
 
 def run_sweeps(sweep, lam, constraints: Constraints, *, name: str, tol: float, feas_tol: float,
@@ -317,8 +340,8 @@ def run_sweeps(sweep, lam, constraints: Constraints, *, name: str, tol: float, f
     kernel has moved enough to violate one, which the next full sweep finds. History ``full_sweep``
     marks the full sweeps.
 
-    ``sweep()`` runs one compiled sweep (updating ``lam`` in place) and returns ``(status,
-    index, max violation met before a projection, its constraint)``; ``after_sweep()`` (optional)
+    ``sweep()`` runs one compiled sweep (updating ``lam`` in place) and returns its :class:`Sweep`
+    (or a named result with the same fields); ``after_sweep()`` (optional)
     runs after each successful sweep; ``violation()`` is the largest relative violation of the
     current iterate (computed only when the sweep's own measures say "done"); ``farkas(y0)``
     returns a verified infeasibility certificate near y0, or None.
@@ -345,7 +368,8 @@ def run_sweeps(sweep, lam, constraints: Constraints, *, name: str, tol: float, f
         stopped_by = "tolerance"          # lambda = 0 its dual (gap 0); no sweep can improve on it
     while count < max_sweeps and stopped_by != "tolerance":
         lam_old = lam.copy()
-        status, q, maxviol, argmax = sweep(subset) if active_set else sweep()
+        out = sweep(subset) if active_set else sweep()
+        status, q, maxviol = out.status, out.index, out.max_violation
         count += 1
         if status == STUCK:                   # a violated constraint no update can move: one-constraint proof
             y0 = np.zeros(len(lam))

@@ -60,7 +60,7 @@ Each step
    so gamma_j >= 0 can also shrink. Equality constraints are never clipped.
 3. updates the eigendecomposition: a distance constraint changes E by -alpha C_t, i.e. a rank-one
    change of the diagonal matrix Theta, solved by deflation and the secular equation in O(r^2)
-   (``_von_neumann_kernels.rank_one_update``, the package's one rank-one eigen-update, shared with
+   (``_secular.rank_one_update``, the package's one rank-one eigen-update, shared with
    ``von_neumann``), plus one O(n r^2) product for the eigenvectors (Kulis et al. Sec. 5.2.1);
    similarity constraints are two rank-one changes.
 
@@ -110,7 +110,7 @@ from ..params import Positive, PositiveInt
 from ..registry import solvers
 from ..types import Constraints, SolverResult
 from ._cyclic import describe as _describe, dual_change, relative_violations
-from ._von_neumann_kernels import rank_one_update as _rank_one
+from ._secular import rank_one_update
 from .protocol import Certificate, Checked, finish, warn_if_compiling
 
 _EPS = float(np.finfo(np.float64).eps)
@@ -170,13 +170,13 @@ def _residuals(Y, p, ii, jj, isdist, sig, beta, out):
 def _apply(theta, X, a, b, isdist, coef):
     """E <- E + coef * A for the constraint on rows (a, b) of X (X <- X U, theta <- theta')."""
     if isdist:
-        return _rank_one(theta, coef, X[a] - X[b], X)
+        return rank_one_update(theta, coef, X[a] - X[b], X)
     # (y_a y_b^T + y_b y_a^T)/2 = ((y_a + y_b)(.)^T - (y_a - y_b)(.)^T)/4; the second vector is
     # taken after the first update, in the new eigenbasis (it vanishes when a == b).
-    st = _rank_one(theta, 0.25 * coef, X[a] + X[b], X)
+    st = rank_one_update(theta, 0.25 * coef, X[a] + X[b], X)
     if st != 0:
         return st
-    return _rank_one(theta, -0.25 * coef, X[a] - X[b], X)
+    return rank_one_update(theta, -0.25 * coef, X[a] - X[b], X)
 
 
 @nb.njit(cache=True)

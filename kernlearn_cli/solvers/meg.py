@@ -83,7 +83,7 @@ from ..registry import evaluators, solvers
 from ..resources import DOUBLE, eigh_cost, estimated
 from ..kinds import DIST_EQ, KINDS, SIM_EQ
 from ..types import Constraints, SolverResult
-from ._von_neumann_kernels import _krylov
+from ._lanczos import krylov
 from .protocol import finish, not_applicable
 
 #: λ_max - λ_min of every instance matrix X_t built from a dist_eq / sim_eq example.
@@ -225,7 +225,7 @@ class _Krylov:
 
     the integral of the same Gauss rule (the spectral shift of Krein), exact once the Krylov space is
     invariant.  The runs and their stopping rule are the von Neumann Krylov sweep's
-    (:func:`~kernlearn_cli.solvers._von_neumann_kernels._krylov`: estimated relative error of the rule
+    (:func:`~kernlearn_cli.solvers._lanczos.krylov`: estimated relative error of the rule
     below 1e-13 over the trial's step, or an invariant space); each step is one product with S
     (O(n²)).  ``log_Z`` = log tr exp(S) is carried from log tr exp(S_0) = log tr W_1 (S_0 = log W_1)
     through these differences.
@@ -242,7 +242,7 @@ class _Krylov:
         """A Lanczos run on S from u = Σ coef_k e_idx_k (‖u‖² = mu0), good for steps α with -α mu0 <= need."""
         self.Q[0] = 0.0
         self.Q[0, idx] = np.asarray(coef) / math.sqrt(mu0)
-        m, logp, _, _ = _krylov(self.S, self.Q, self.ja, self.jb, self.u, 0, 0.0, need)
+        m, logp, _, _ = krylov(self.S, self.Q, self.ja, self.jb, self.u, 0, 0.0, need)
         self.steps += m
         return m, logp
 
@@ -262,7 +262,7 @@ class _Krylov:
         """log tr exp(S + α u uᵀ) from log tr exp(S): the run extended for the step, then the trace difference."""
         m, _ = run
         if alpha < 0.0:
-            m, _, _, _ = _krylov(self.S, self.Q, self.ja, self.jb, self.u, *run, -alpha * mu0)
+            m, _, _, _ = krylov(self.S, self.Q, self.ja, self.jb, self.u, *run, -alpha * mu0)
             self.steps += m - run[0]
         before, _ = self._rule(m)
         after, _ = self._rule(m, alpha * mu0)
