@@ -28,6 +28,7 @@ from bench_von_neumann import instance  # noqa: E402
 from numba import njit  # noqa: E402
 from threadpoolctl import threadpool_limits  # noqa: E402
 
+from kernlearn_cli.solvers import _contour, _lanczos, _secular  # noqa: E402
 from kernlearn_cli.solvers import _von_neumann_kernels as k  # noqa: E402
 
 PARTS = ("Lanczos run", "Talbot setup + 4 trials", "exact fallback (1 value)", "L update")
@@ -39,25 +40,25 @@ def _loop(part, L, v, alpha, reps):
     Q, a, b, u = np.empty((r, r)), np.empty(r), np.zeros(r + 1), np.empty(r)
     pole, weight, tau = np.empty(r), np.empty(r), np.empty(r)
     perm, owner, org = np.empty(r, np.int64), np.empty(r, np.int64), np.empty(r, np.int64)
-    wk, iw = np.empty((k._N_WK, r)), np.zeros((k._N_IW, r), np.int64)
-    nz = k.QUAD_Z.shape[0]
+    wk, iw = np.empty((_secular.N_WK, r)), np.zeros((_secular.N_IW, r), np.int64)
+    nz = _contour.QUAD_Z.shape[0]
     gre, gim, fr, fi = np.empty(nz), np.empty(nz), np.empty(nz), np.empty(nz)
     mu0 = np.sum(v * v)
     Q[0] = v / np.sqrt(mu0)
-    m, logp, top, full = k._krylov(L, Q, a, b, u, 0, 0.0, -alpha * mu0)
+    m, logp, top, full = _lanczos.krylov(L, Q, a, b, u, 0, 0.0, -alpha * mu0)
     Lw = L.copy()
     acc = 0.0
     for _ in range(reps):
         if part == 0:
-            m, logp, top, full = k._krylov(L, Q, a, b, u, 0, 0.0, -alpha * mu0)
+            m, logp, top, full = _lanczos.krylov(L, Q, a, b, u, 0, 0.0, -alpha * mu0)
             acc += logp
         elif part == 1:
-            k._cf_setup(a, b, m, mu0, top, gre, gim, fr, fi)
+            _lanczos.cf_setup(a, b, m, mu0, top, gre, gim, fr, fi)
             for t in range(4):
-                acc += k._quad_value(gre, gim, alpha * (1.0 - 0.1 * t))
+                acc += _contour.quad_value(gre, gim, alpha * (1.0 - 0.1 * t))
         elif part == 2:
-            kk = k._rule_poles(a, b, m, mu0, pole, weight, perm, owner, wk)
-            acc += k._value(pole, weight, kk, alpha, org, tau, wk, iw, False)
+            kk = _lanczos.rule_poles(a, b, m, mu0, pole, weight, perm, owner, wk)
+            acc += _secular.exp_form(pole, weight, kk, alpha, org, tau, wk, iw, False)
         else:
             k._sym_rank_one(Lw, 1e-9, v)
             acc += Lw[0, 0]

@@ -24,7 +24,7 @@ from .io import (RECORD, SHARED, cell_state, changed_inputs, factors_image, read
 from .kernels import factor_info
 from .progress import phase
 from .provenance import code_provenance, environment_provenance
-from .types import KINDS
+from .kinds import KINDS
 
 
 def component_rng(seed: int, stream: int, sub: int = 0) -> np.random.Generator:

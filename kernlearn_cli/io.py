@@ -26,7 +26,8 @@ import numpy as np
 import yaml
 
 from . import __version__
-from .types import KINDS, Constraints, SolverResult
+from .kinds import KINDS
+from .types import Constraints, SolverResult
 
 FACTORS = "factors.h5"
 RECORD = "record.json"

@@ -8,17 +8,8 @@ from typing import Any
 import numpy as np
 
 from .errors import DataError
-
-#: Constraint kinds and their integer codes (the order is part of the file format: new kinds
-#: are appended at the end).
-#: ``dist_*`` constrain the squared feature-space distance d(i, j) = K_ii + K_jj - 2 K_ij,
-#: ``sim_*`` the similarity K_ij; ``le`` is <=, ``ge`` is >=, ``eq`` is =.
-#: ``triplet`` is the relative comparison of Li et al. (2009, Table 2): tr(K A_ijk) =
-#: d(i, j) - d(i, k) >= bound (normally 0), j the out-of-class and k the in-class neighbour of i.
-KINDS = ("dist_le", "dist_ge", "sim_le", "sim_ge", "dist_eq", "sim_eq", "triplet")
-KIND_CODE = {k: c for c, k in enumerate(KINDS)}
-#: The pairwise kinds (every kind but ``triplet``): what the pairwise solvers accept.
-PAIR_KINDS = tuple(k for k in KINDS if k != "triplet")
+from .kinds import DISTANCE, EQUAL, KIND_CODE, KINDS, LOWER, TRIPLET, UPPER
+from .kinds import PAIR_KINDS  # noqa: F401  (re-exported with KINDS and KIND_CODE: docs/extending.md)
 
 
 @dataclass
@@ -110,7 +101,7 @@ class Constraints:
         if not (len(self.j) == len(self.kind) == len(self.bound) == c):
             raise ValueError(f"Constraints: i, j, kind and bound must have the same length, got "
                              f"{len(self.i)}, {len(self.j)}, {len(self.kind)}, {len(self.bound)}.")
-        is_triplet = self.kind == KIND_CODE["triplet"]
+        is_triplet = self.kind == TRIPLET
         if self.k is None:
             if is_triplet.any():
                 raise ValueError("Constraints: rows of kind 'triplet' need the third index k.")
@@ -143,7 +134,7 @@ class Constraints:
         """
         i = np.asarray(i, dtype=np.int64)
         c = i.shape[0]
-        return cls(i, j, np.full(c, KIND_CODE["triplet"], dtype=np.int8),
+        return cls(i, j, np.full(c, TRIPLET, dtype=np.int8),
                    np.broadcast_to(np.asarray(bound, dtype=np.float64), (c,)), k)
 
     @property
@@ -183,12 +174,12 @@ class Constraints:
         """
         if self.k is not None or len(self) < 2:
             return np.zeros((0, 2), dtype=np.int64)
-        is_dist = np.isin(self.kind, [KIND_CODE["dist_le"], KIND_CODE["dist_ge"], KIND_CODE["dist_eq"]])
+        is_dist = np.isin(self.kind, DISTANCE)
         key = np.stack([np.minimum(self.i, self.j), np.maximum(self.i, self.j), is_dist], axis=1)
         group = np.unique(key, axis=0, return_inverse=True)[1].ravel()
-        eq = np.isin(self.kind, [KIND_CODE["dist_eq"], KIND_CODE["sim_eq"]])
-        lower = np.where(eq | np.isin(self.kind, [KIND_CODE["dist_ge"], KIND_CODE["sim_ge"]]), self.bound, -np.inf)
-        upper = np.where(eq | np.isin(self.kind, [KIND_CODE["dist_le"], KIND_CODE["sim_le"]]), self.bound, np.inf)
+        eq = np.isin(self.kind, EQUAL)
+        lower = np.where(eq | np.isin(self.kind, LOWER), self.bound, -np.inf)
+        upper = np.where(eq | np.isin(self.kind, UPPER), self.bound, np.inf)
         rows = np.arange(len(self))
 
         def first_per_group(order):                 # the first row of each group in ``order``
@@ -212,7 +203,7 @@ class Constraints:
             gk = G[self.k]
             return dist - np.einsum("ij,ij->i", gi - gk, gi - gk)
         sim = np.einsum("ij,ij->i", gi, gj)
-        is_dist = np.isin(self.kind, [KIND_CODE["dist_le"], KIND_CODE["dist_ge"], KIND_CODE["dist_eq"]])
+        is_dist = np.isin(self.kind, DISTANCE)
         return np.where(is_dist, dist, sim)
 
     def violations(self, G: np.ndarray) -> np.ndarray:
@@ -221,8 +212,8 @@ class Constraints:
         ``triplet`` rows count as >= (d(i, j) - d(i, k) below the bound is a violation).
         """
         v = self.values(G)
-        le = np.isin(self.kind, [KIND_CODE["dist_le"], KIND_CODE["sim_le"]])
-        ge = np.isin(self.kind, [KIND_CODE["dist_ge"], KIND_CODE["sim_ge"], KIND_CODE["triplet"]])
+        le = np.isin(self.kind, UPPER)
+        ge = np.isin(self.kind, LOWER + (TRIPLET,))
         return np.where(le, np.maximum(v - self.bound, 0.0),
                         np.where(ge, np.maximum(self.bound - v, 0.0), np.abs(v - self.bound)))
 

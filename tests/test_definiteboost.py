@@ -19,7 +19,8 @@ import yaml
 
 from kernlearn_cli.constraints.threshold import close_pairs, threshold_pairs
 from kernlearn_cli.errors import ConfigError, DataError, InfeasibleError
-from kernlearn_cli.solvers.definiteboost import _rank_one, definiteboost, kernel_from_dual
+from kernlearn_cli.solvers._secular import rank_one_update
+from kernlearn_cli.solvers.definiteboost import definiteboost, kernel_from_dual
 from kernlearn_cli.types import KINDS, PAIR_KINDS, Constraints, Dataset
 
 from conftest import gyrb_standin, kernlearn
@@ -82,7 +83,7 @@ def test_rank_one_eigen_update_with_ties_and_deflation():
         rho = rng.standard_normal() * 3
         A = np.diag(theta) + rho * np.outer(w, w)
         X = np.eye(r)
-        assert _rank_one(theta, rho, w.copy(), X) == 0
+        assert rank_one_update(theta, rho, w.copy(), X) == 0
         assert np.abs(X * theta @ X.T - A).max() <= 1e-12 * max(1.0, np.abs(A).max())
         assert np.abs(X.T @ X - np.eye(r)).max() <= 1e-12
 

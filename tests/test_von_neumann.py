@@ -7,6 +7,7 @@ import pytest
 from scipy.optimize import brentq
 
 from kernlearn_cli.errors import ConfigError, InfeasibleError
+from kernlearn_cli.solvers import _contour, _lanczos, _secular
 from kernlearn_cli.solvers import _von_neumann_kernels as _k
 from kernlearn_cli.solvers.von_neumann import von_neumann
 from kernlearn_cli.types import KIND_CODE, PAIR_KINDS, Constraints
@@ -41,12 +42,12 @@ def secular_decomposition(d, w, alpha):
     r = len(d)
     perm = np.argsort(d)
     pole, weight, owner = np.empty(r), np.empty(r), np.empty(r, dtype=np.int64)
-    k = _k._poles(d, w, perm, pole, weight, owner)
+    k = _secular.poles(d, w, perm, pole, weight, owner)
     org, tau = np.empty(r, dtype=np.int64), np.empty(r)
-    wk, iw = np.empty((_k._N_WK, r)), np.zeros((_k._N_IW, r), dtype=np.int64)
-    _k._eigvals(pole, weight, k, alpha, org, tau, wk, iw, False)
+    wk, iw = np.empty((_secular.N_WK, r)), np.zeros((_secular.N_IW, r), dtype=np.int64)
+    _secular.eigvals(pole, weight, k, alpha, org, tau, wk, iw, False)
     U, dd = np.empty((r, r)), d.copy()
-    _k._eigvecs(dd, w, perm, owner, pole, k, org, tau, U, wk, iw)
+    _secular.eigvecs(dd, w, perm, owner, pole, k, org, tau, U, wk, iw)
     return U.T, dd, pole, weight, k, org, tau, wk, iw
 
 
@@ -71,7 +72,7 @@ def test_secular_eigendecomposition_matches_eigh(case):
     ev, Q = np.linalg.eigh(M)
     exact = w @ (Q * np.exp(ev)) @ Q.T @ w
     for warm in (False, True):        # a warm start from the roots just found changes nothing
-        value = _k._value(pole, weight, k, alpha, org, tau, wk, iw, warm)
+        value = _secular.exp_form(pole, weight, k, alpha, org, tau, wk, iw, warm)
         assert value == pytest.approx(exact, rel=1e-10)
 
 
@@ -165,13 +166,13 @@ def test_warm_started_roots_across_a_near_crossing():
     w[[3, 7, 11]] = [3e-14, 1e-15, 2e-14]                 # poles the moving eigenvalues pass
     perm = np.argsort(d)
     pole, weight, owner = np.empty(r), np.empty(r), np.empty(r, dtype=np.int64)
-    k = _k._poles(d, w, perm, pole, weight, owner)
+    k = _secular.poles(d, w, perm, pole, weight, owner)
     org, tau = np.empty(r, dtype=np.int64), np.empty(r)
-    wk, iw = np.empty((_k._N_WK, r)), np.zeros((_k._N_IW, r), dtype=np.int64)
+    wk, iw = np.empty((_secular.N_WK, r)), np.zeros((_secular.N_IW, r), dtype=np.int64)
     for sign in (1.0, -1.0):
         warm = False
         for alpha in sign * np.geomspace(1e-4, 3.0, 40):
-            value = _k._value(pole, weight, k, alpha, org, tau, wk, iw, warm)
+            value = _secular.exp_form(pole, weight, k, alpha, org, tau, wk, iw, warm)
             warm = True
             theta = pole[org[:k]] + tau[:k]
             M = np.diag(pole[:k]) + alpha * np.outer(np.sqrt(weight[:k]), np.sqrt(weight[:k]))
@@ -190,10 +191,10 @@ def test_warm_start_regression_from_a_wine_run():
     pole, weight = np.array(WINE_POLES), np.array(WINE_WEIGHTS)
     k = r = len(pole)
     org, tau = np.empty(r, dtype=np.int64), np.empty(r)
-    wk, iw = np.empty((_k._N_WK, r)), np.zeros((_k._N_IW, r), dtype=np.int64)
-    _k._value(pole, weight, k, 0.0005138301222517956, org, tau, wk, iw, False)
+    wk, iw = np.empty((_secular.N_WK, r)), np.zeros((_secular.N_IW, r), dtype=np.int64)
+    _secular.exp_form(pole, weight, k, 0.0005138301222517956, org, tau, wk, iw, False)
     alpha = 0.0005920695553192605
-    value = _k._value(pole, weight, k, alpha, org, tau, wk, iw, True)
+    value = _secular.exp_form(pole, weight, k, alpha, org, tau, wk, iw, True)
     ev, Q = np.linalg.eigh(np.diag(pole) + alpha * np.outer(np.sqrt(weight), np.sqrt(weight)))
     np.testing.assert_allclose(pole[org] + tau, ev, rtol=0, atol=1e-12)
     assert value == pytest.approx((Q.T @ np.sqrt(weight)) ** 2 @ np.exp(ev), rel=1e-10)
@@ -203,8 +204,8 @@ def test_talbot_rule_error_bound():
     """2 Re sum_m c_m / (z_m - x) approximates e^x on all of x <= 0 to within half of QUAD_ERR,
     the bound the trial values' acceptance test relies on."""
     x = -np.concatenate([[0.0], np.geomspace(1e-12, 1e4, 20000)])
-    approx = 2.0 * (_k.QUAD_C / (_k.QUAD_Z - x[:, None])).sum(axis=1).real
-    assert np.abs(approx - np.exp(x)).max() <= 0.5 * _k.QUAD_ERR
+    approx = 2.0 * (_contour.QUAD_C / (_contour.QUAD_Z - x[:, None])).sum(axis=1).real
+    assert np.abs(approx - np.exp(x)).max() <= 0.5 * _contour.QUAD_ERR
 
 
 def quad_trial(d, w, alpha, amax, via="krylov"):
@@ -212,25 +213,25 @@ def quad_trial(d, w, alpha, amax, via="krylov"):
     ``krylov``, from a Lanczos run on diag(d) from w (the Talbot value of its Gauss rule, or the
     rule's secular roots); ``poles``, from the poles d and weights w^2 themselves (the eigen sweep)."""
     r = len(d)
-    nz = len(_k.QUAD_Z)
+    nz = len(_contour.QUAD_Z)
     gre, gim, fr, fi = np.empty(nz), np.empty(nz), np.empty(nz), np.empty(nz)
     pole, weight, perm, owner = np.empty(r), np.empty(r), np.empty(r, dtype=np.int64), np.empty(r, dtype=np.int64)
     org, tau = np.empty(r, dtype=np.int64), np.empty(r)
-    wk, iw = np.empty((_k._N_WK, r)), np.zeros((_k._N_IW, r), dtype=np.int64)
+    wk, iw = np.empty((_secular.N_WK, r)), np.zeros((_secular.N_IW, r), dtype=np.int64)
     mu0 = w @ w
     if via == "poles":
         perm = np.argsort(d)
-        k = _k._poles(d, w, perm, pole, weight, owner)
+        k = _secular.poles(d, w, perm, pole, weight, owner)
         sigma = pole[k - 1] + amax * mu0
-        _k._quad_setup(pole, weight, k, sigma, gre, gim, np.empty(r))
+        _contour.quad_setup(pole, weight, k, sigma, gre, gim, np.empty(r))
         logv, exact, _ = _k._trial(alpha, (sigma, amax, mu0, gre, gim), _k._NO_RULE, _k._NO_RULE, 0, k, pole, weight,
                                    perm, owner, org, tau, wk, iw, False)
         return logv, exact
     L, Q, a, b, u = np.diag(d), np.empty((r, r)), np.empty(r), np.zeros(r + 1), np.empty(r)
     Q[0] = w / math.sqrt(mu0)
-    m, _, top, _ = _k._krylov(L, Q, a, b, u, 0, 0.0, -min(alpha, 0.0) * mu0)
+    m, _, top, _ = _lanczos.krylov(L, Q, a, b, u, 0, 0.0, -min(alpha, 0.0) * mu0)
     sigma = top + amax * mu0
-    _k._cf_setup(a, b, m, mu0, sigma, gre, gim, fr, fi)
+    _lanczos.cf_setup(a, b, m, mu0, sigma, gre, gim, fr, fi)
     logv, exact, _ = _k._trial(alpha, (sigma, amax, mu0, gre, gim), a, b, m, -1, pole, weight, perm, owner,
                                org, tau, wk, iw, False)
     return logv, exact
@@ -341,3 +342,30 @@ def test_a_moving_first_sweep_matches_dense_projections():
         Lref += alpha * np.outer(v, v)
         assert -lam[q] == pytest.approx(alpha, rel=1e-8, abs=1e-9 / (v @ v))
     np.testing.assert_allclose(L, Lref, rtol=0, atol=1e-10)
+
+
+def test_sweeps_report_named_counts_on_the_whole_set():
+    """The compiled sweeps' counts come back named (issue 46), a subset's indices mapped back to the
+    whole set; the counts keep their invariants (exact <= all evaluations, one call's <= all)."""
+    from kernlearn_cli.solvers._burg_kernels import burg_sweep
+    from kernlearn_cli.solvers._cyclic import Sweep, SubsetSweeps
+
+    G0, C = feasible_instance(3, c=40)
+    U, s, _ = np.linalg.svd(G0, full_matrices=False)
+    V0, r = np.ascontiguousarray(U), U.shape[1]
+    subset = np.flatnonzero(np.isin(C.kind, [KIND_CODE[k] for k in DIST]))[::2]
+    runs = {"eigen": lambda i, j, kind, bh, lm: _k.eigen_sweep(V0, i, j, kind, bh, lm, np.eye(r), np.log(s ** 2),
+                                                               math.inf),
+            "krylov": lambda i, j, kind, bh, lm: _k.krylov_sweep(V0, i, j, kind, bh, lm, np.diag(np.log(s ** 2)),
+                                                                 math.inf)}
+    for name, run in runs.items():
+        lam = np.zeros(len(C))
+        out = SubsetSweeps(C, C.bound.copy(), lam).run(run, subset)
+        assert out._fields[:4] == Sweep._fields and out.status == _k.OK and out.index == -1
+        assert out.worst in subset and out.max_violation > 0
+        assert out.exact_evaluations <= out.evaluations and out.max_evaluations <= out.evaluations
+        assert 1 <= out.solves <= len(subset) and np.count_nonzero(lam) <= len(subset)
+        assert name == "eigen" or 1 <= out.lanczos_steps <= r * len(subset)
+    work = [np.empty(r) for _ in range(4)]
+    out = burg_sweep(G0, C.i, C.j, C.kind, C.bound.copy(), np.zeros(len(C)), np.eye(r), math.inf, *work)
+    assert isinstance(out, Sweep) and out.status == _k.OK and 0 <= out.worst < len(C)

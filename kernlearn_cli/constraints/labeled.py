@@ -9,7 +9,8 @@ import numpy as np
 from ..errors import ConfigError, DataError
 from ..params import Fraction, NonNegativeInt
 from ..registry import constraints
-from ..types import KIND_CODE, Constraints
+from ..kinds import DIST_GE, DIST_LE, SIM_EQ
+from ..types import Constraints
 
 
 def labeled_indices(constraints: Constraints) -> np.ndarray:
@@ -104,6 +105,6 @@ def labeled_subset(ds, G_ref, *, rng, fraction: Fraction = 0.0, count: NonNegati
     if form == "distances":
         diff = G_ref[i] - G_ref[j]
         d = np.einsum("ij,ij->i", diff, diff)
-        kind = np.where(same, KIND_CODE["dist_le"], KIND_CODE["dist_ge"]).astype(np.int8)
+        kind = np.where(same, DIST_LE, DIST_GE).astype(np.int8)
         return Constraints(i, j, kind, np.where(same, (1 - epsilon) * d, (1 + epsilon) * d))
-    return Constraints(i, j, np.full(len(i), KIND_CODE["sim_eq"], dtype=np.int8), same.astype(np.float64))
+    return Constraints(i, j, np.full(len(i), SIM_EQ, dtype=np.int8), same.astype(np.float64))

@@ -7,7 +7,8 @@ import numpy as np
 from ..errors import ConfigError
 from ..params import NonNegativeInt, Positive
 from ..registry import constraints
-from ..types import KIND_CODE, Constraints
+from ..kinds import SIM_EQ
+from ..types import Constraints
 
 
 def _distinct_pairs(y: np.ndarray, count: int, same: bool, rng: np.random.Generator) -> np.ndarray:
@@ -58,4 +59,4 @@ def must_cannot(ds, G_ref, *, rng, fraction: Positive = 0.6, count: NonNegativeI
     diag = np.repeat(np.arange(ds.n, dtype=np.int64)[:, None], 2, axis=1)
     ij = np.vstack([must, cannot, diag])
     T = np.concatenate([np.ones(len(must)), np.zeros(len(cannot)), np.ones(ds.n)])
-    return Constraints(ij[:, 0].copy(), ij[:, 1].copy(), np.full(len(T), KIND_CODE["sim_eq"], dtype=np.int8), T)
+    return Constraints(ij[:, 0].copy(), ij[:, 1].copy(), np.full(len(T), SIM_EQ, dtype=np.int8), T)

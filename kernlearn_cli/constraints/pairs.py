@@ -12,7 +12,8 @@ from ..errors import ConfigError, DataError
 from ..io import input_files
 from ..params import Fraction, Interval, Length, PositiveInt
 from ..registry import constraints
-from ..types import KIND_CODE, PAIR_KINDS, Constraints
+from ..kinds import DIST_GE, DIST_LE, PAIR_KINDS
+from ..types import Constraints
 
 
 def sample_pairs(n: int, count: int, rng: np.random.Generator, keep=None) -> tuple[np.ndarray, np.ndarray]:
@@ -81,7 +82,7 @@ def _labelled_pairs(ds, G_ref, rng, count: int, epsilon: float, name: str) -> Co
     i, j = sample_pairs(ds.n, count, rng, keep=lambda i, j: _squared_distances(G_ref, i, j) > 0)
     b = _squared_distances(G_ref, i, j)
     same = y[i] == y[j]
-    kind = np.where(same, KIND_CODE["dist_le"], KIND_CODE["dist_ge"])
+    kind = np.where(same, DIST_LE, DIST_GE)
     bound = np.where(same, (1.0 - epsilon) * b, (1.0 + epsilon) * b)
     return Constraints(i, j, kind, bound)
 
@@ -201,7 +202,7 @@ def itml_pairs(ds, G_ref, *, rng, count: PositiveInt = 100, percentiles: Percent
     d = _squared_distances(G, i, j)
     u, l = (float(v) for v in np.percentile(d, [p_u, p_l]))
     same = y[i] == y[j]
-    return Constraints(i, j, np.where(same, KIND_CODE["dist_le"], KIND_CODE["dist_ge"]), np.where(same, u, l))
+    return Constraints(i, j, np.where(same, DIST_LE, DIST_GE), np.where(same, u, l))
 
 
 @constraints.register("from_file")

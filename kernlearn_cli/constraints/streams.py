@@ -13,7 +13,8 @@ import numpy as np
 from ..errors import DataError
 from ..params import PositiveInt
 from ..registry import constraints
-from ..types import KIND_CODE, Constraints
+from ..kinds import DIST_EQ
+from ..types import Constraints
 
 
 def random_ordered_pairs(n: int, count: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
@@ -60,4 +61,4 @@ def distance_stream(ds, G_ref, *, rng, count: PositiveInt = 1000) -> Constraints
     i, j = random_ordered_pairs(n, int(count), rng)
     diff = G[i] - G[j]
     y = np.einsum("ij,ij->i", diff, diff)
-    return Constraints(i, j, np.full(int(count), KIND_CODE["dist_eq"], dtype=np.int8), y)
+    return Constraints(i, j, np.full(int(count), DIST_EQ, dtype=np.int8), y)

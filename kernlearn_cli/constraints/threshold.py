@@ -29,7 +29,8 @@ import numpy as np
 from ..errors import ConfigError, DataError
 from ..params import Positive
 from ..registry import constraints
-from ..types import KIND_CODE, Constraints
+from ..kinds import DIST_LE
+from ..types import Constraints
 
 
 def close_pairs(G: np.ndarray, gamma: float, trace: float) -> tuple[np.ndarray, np.ndarray]:
@@ -87,4 +88,4 @@ def threshold_pairs(ds, G_ref, *, rng, gamma: Positive | None = None, gamma_scal
         raise ConfigError(f"constraint generator 'threshold_pairs': no pair of the {n} points is closer than "
                           f"gamma = {gamma:.6g} (half squared distance of the trace-one reference kernel); "
                           "raise constraints.gamma_scale (or constraints.gamma).")
-    return Constraints(i, j, np.full(i.size, KIND_CODE["dist_le"]), np.full(i.size, 2.0 * gamma * n))
+    return Constraints(i, j, np.full(i.size, DIST_LE), np.full(i.size, 2.0 * gamma * n))

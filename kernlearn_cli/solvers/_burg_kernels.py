@@ -12,7 +12,8 @@ import math
 import numpy as np
 from numba import njit
 
-from ._cyclic import BROKEN, OK, STUCK, TINY, dual_step, rel_violation, sign
+from ..kinds import DISTANCE
+from ._cyclic import BROKEN, OK, STUCK, TINY, Sweep, dual_step, rel_violation, sign
 
 # Reassociation and contraction let LLVM vectorize the dot products; the NaN/Inf
 # assumptions stay off so the breakdown checks below keep working.
@@ -90,7 +91,7 @@ _SWEEP_SIG = ("Tuple((int64, int64, float64, int64))(float64[:, ::1], int64[::1]
 
 
 @njit(_SWEEP_SIG, cache=True, fastmath=_FASTMATH)
-def burg_sweep(G0, ci, cj, kind, bhat, lam, B, slack, v, w, e, Bw):
+def _burg_sweep(G0, ci, cj, kind, bhat, lam, B, slack, v, w, e, Bw):
     """One cyclic sweep of Burg projections over all constraints, in place.
 
     Parameters
@@ -103,10 +104,10 @@ def burg_sweep(G0, ci, cj, kind, bhat, lam, B, slack, v, w, e, Bw):
 
     Returns
     -------
-    status, index, max_violation, argmax
-        status OK, BROKEN (non-finite or 1 - alpha p <= 0 at constraint ``index``)
-        or STUCK (the constrained quantity is 0 in the range of K0 and cannot move);
-        the largest relative violation met before a projection during the sweep.
+    The fields of :class:`~kernlearn_cli.solvers._cyclic.Sweep` (:func:`burg_sweep` names them):
+    status OK, BROKEN (non-finite or 1 - alpha p <= 0 at constraint ``index``) or STUCK (the
+    constrained quantity is 0 in the range of K0 and cannot move), that index, the largest
+    relative violation met before a projection during the sweep and its constraint.
     """
     r = B.shape[0]
     hard = math.isinf(slack)
@@ -118,7 +119,7 @@ def burg_sweep(G0, ci, cj, kind, bhat, lam, B, slack, v, w, e, Bw):
         j = cj[q]
         k = kind[q]
         delta = sign(k)
-        is_dist = k == 0 or k == 1 or k == 4
+        is_dist = k in DISTANCE
         b = bhat[q]
         if is_dist or i == j:
             # ---- rank-one constraint tr(K z z^T): z = e_i - e_j (distance) or e_i (K_ii)
@@ -217,3 +218,8 @@ def burg_sweep(G0, ci, cj, kind, bhat, lam, B, slack, v, w, e, Bw):
             if not (_eigen_update(B, w, sp, alpha, Bw) and _eigen_update(B, e, sm, alpha, Bw)):
                 return BROKEN, q, maxviol, argmax
     return OK, -1, maxviol, argmax
+
+
+def burg_sweep(G0, ci, cj, kind, bhat, lam, B, slack, v, w, e, Bw) -> Sweep:
+    """One cyclic sweep of Burg projections (the compiled :func:`_burg_sweep`), its result named."""
+    return Sweep(*_burg_sweep(G0, ci, cj, kind, bhat, lam, B, slack, v, w, e, Bw))

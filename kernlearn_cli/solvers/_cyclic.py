@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import math
 import time
-from typing import Annotated
+from typing import Annotated, NamedTuple
 
 import numpy as np
 import scipy.linalg as sla
@@ -34,23 +34,44 @@ from numba import njit
 from ..errors import ConfigError, DataError, InfeasibleError, SolverError
 from ..linalg import eigh
 from ..params import Interval
-from ..types import KIND_CODE, KINDS, Constraints
+from ..kinds import DIST_EQ, DIST_LE, DISTANCE, EQUAL, KINDS, LOWER, UPPER
+from ..types import Constraints
 from .protocol import Certificate, Checked
 
 OK, BROKEN, STUCK = 0, 1, 2
+
+
+class Sweep(NamedTuple):
+    """What a compiled sweep reports (the von Neumann sweeps add their counts to these fields).
+
+    Attributes
+    ----------
+    status : int
+        ``OK``, ``BROKEN`` (a numerical breakdown) or ``STUCK`` (a violated constraint that no
+        update can move).
+    index : int
+        The constraint the sweep stopped at (-1 when ``OK``).
+    max_violation : float
+        The largest relative violation met before a projection.
+    worst : int
+        Its constraint (-1: none violated).
+    """
+
+    status: int
+    index: int
+    max_violation: float
+    worst: int
+
 TINY = 1e-300
 _EPS = float(np.finfo(np.float64).eps)
-_DIST = [KIND_CODE["dist_le"], KIND_CODE["dist_ge"], KIND_CODE["dist_eq"]]
-_GE = [KIND_CODE["dist_ge"], KIND_CODE["sim_ge"]]
-_EQ = [KIND_CODE["dist_eq"], KIND_CODE["sim_eq"]]
 
 
 @njit(cache=True)
 def sign(kind):
     """delta of the signed form delta tr(KA) <= delta b: +1 (<=), -1 (>=), 0 (=)."""
-    if kind == 0 or kind == 2:
+    if kind in UPPER:
         return 1.0
-    if kind == 1 or kind == 3:
+    if kind in LOWER:
         return -1.0
     return 0.0
 
@@ -90,17 +111,9 @@ def describe(constraints: Constraints, q: int) -> str:
 
 # ---- constraints in the range of K0 ---------------------------------------------------------
 
-def _is_ge(kind: np.ndarray) -> np.ndarray:
-    return (kind == _GE[0]) | (kind == _GE[1])
-
-
-def _is_le(kind: np.ndarray) -> np.ndarray:
-    return (kind == KIND_CODE["dist_le"]) | (kind == KIND_CODE["sim_le"])
-
-
 def signs(constraints: Constraints) -> np.ndarray:
     """s_i: -1 for >=, +1 for <= and = (the sign of lambda_i in the optimality conditions)."""
-    return np.where(_is_ge(constraints.kind), -1.0, 1.0)
+    return np.where(np.isin(constraints.kind, LOWER), -1.0, 1.0)
 
 
 class InRange:
@@ -114,7 +127,7 @@ class InRange:
 
     def __init__(self, F: np.ndarray, constraints: Constraints):
         self.F, self.constraints = F, constraints
-        self.is_dist = np.isin(constraints.kind, _DIST)
+        self.is_dist = np.isin(constraints.kind, DISTANCE)
         self.r = F.shape[1]
 
     def blocks(self, rows: np.ndarray | None = None):
@@ -159,7 +172,7 @@ class InRange:
 
 def relative_violations(values: np.ndarray, constraints: Constraints, bound: np.ndarray) -> np.ndarray:
     """|violation| / |b| per constraint (0 when met), against ``bound`` (the slack-adjusted bounds)."""
-    le, ge = _is_le(constraints.kind), _is_ge(constraints.kind)
+    le, ge = np.isin(constraints.kind, UPPER), np.isin(constraints.kind, LOWER)
     v = np.where(le, np.maximum(values - bound, 0.0),
                  np.where(ge, np.maximum(bound - values, 0.0), np.abs(values - bound)))
     return v / np.maximum(np.abs(bound), 1e-12)
@@ -169,7 +182,7 @@ def _merge_rank_one(constraints: Constraints, rank_one: np.ndarray) -> np.ndarra
     """Group label per constraint: rank-one constraints on the same vector (the same pair's distance,
     or the same K_ii) share a label, so their terms in S(y) add exactly; others get their own."""
     lo, hi = np.minimum(constraints.i, constraints.j), np.maximum(constraints.i, constraints.j)
-    is_dist = np.isin(constraints.kind, _DIST)
+    is_dist = np.isin(constraints.kind, DISTANCE)
     key = np.stack([np.where(rank_one, lo, -1 - np.arange(len(lo))), np.where(rank_one, hi, 0),
                     is_dist.astype(np.int64)], 1)
     return np.unique(key, axis=0, return_inverse=True)[1].ravel()
@@ -192,11 +205,11 @@ def infeasibility_certificate(rc: InRange, y0: np.ndarray) -> dict | None:
     """
     constraints = rc.constraints
     s, b = signs(constraints), constraints.bound
-    is_eq = np.isin(constraints.kind, _EQ)
+    is_eq = np.isin(constraints.kind, EQUAL)
     y = np.where(is_eq, y0, np.maximum(y0, 0.0)).astype(np.float64)
     if not np.all(np.isfinite(y)) or not (y * s) @ b < 0:
         return None
-    rank_one = np.isin(constraints.kind, _DIST) | (constraints.i == constraints.j)
+    rank_one = np.isin(constraints.kind, DISTANCE) | (constraints.i == constraints.j)
     liftable = rank_one & ((s > 0) | is_eq)                 # raising y_i adds a PSD term
     group = _merge_rank_one(constraints, rank_one)
     coef = y * s
@@ -283,8 +296,8 @@ class SubsetSweeps:
     :func:`run_sweeps` (``active_set``), counting the projections.
 
     ``run(kernel, subset)`` calls ``kernel(i, j, kind, bhat, lam)`` (the compiled sweep on those
-    arrays, updating ``bhat`` and ``lam`` in place; it returns ``(status, index, max violation,
-    its constraint, ...)``) on every constraint (``subset`` None) or on the constraints
+    arrays, updating ``bhat`` and ``lam`` in place; it returns a :class:`Sweep` or a named result
+    with its fields) on every constraint (``subset`` None) or on the constraints
     ``subset``, whose arrays are made once per subset and whose ``lam``, ``bhat`` are written
     back; the indices it returns are mapped back to the whole set.
     """
@@ -294,7 +307,7 @@ class SubsetSweeps:
         self.projections = 0
         self._subset = self._arrays = None
 
-    def run(self, kernel, subset=None) -> tuple:
+    def run(self, kernel, subset=None) -> Sweep:
         C, bhat, lam = self.constraints, self.bhat, self.lam
         if subset is None:
             self.projections += len(C)
@@ -308,7 +321,7 @@ class SubsetSweeps:
 
         def whole(q):
             return int(subset[q]) if 0 <= q < len(subset) else q
-        return (out[0], whole(out[1]), out[2], whole(out[3]), *out[4:])
+        return out._replace(index=whole(out.index), worst=whole(out.worst))
 
 
 def run_sweeps(sweep, lam, constraints: Constraints, *, name: str, tol: float, feas_tol: float,
@@ -327,8 +340,8 @@ def run_sweeps(sweep, lam, constraints: Constraints, *, name: str, tol: float, f
     kernel has moved enough to violate one, which the next full sweep finds. History ``full_sweep``
     marks the full sweeps.
 
-    ``sweep()`` runs one compiled sweep (updating ``lam`` in place) and returns ``(status,
-    index, max violation met before a projection, its constraint)``; ``after_sweep()`` (optional)
+    ``sweep()`` runs one compiled sweep (updating ``lam`` in place) and returns its :class:`Sweep`
+    (or a named result with the same fields); ``after_sweep()`` (optional)
     runs after each successful sweep; ``violation()`` is the largest relative violation of the
     current iterate (computed only when the sweep's own measures say "done"); ``farkas(y0)``
     returns a verified infeasibility certificate near y0, or None.
@@ -355,11 +368,12 @@ def run_sweeps(sweep, lam, constraints: Constraints, *, name: str, tol: float, f
         stopped_by = "tolerance"          # lambda = 0 its dual (gap 0); no sweep can improve on it
     while count < max_sweeps and stopped_by != "tolerance":
         lam_old = lam.copy()
-        status, q, maxviol, argmax = sweep(subset) if active_set else sweep()
+        out = sweep(subset) if active_set else sweep()
+        status, q, maxviol = out.status, out.index, out.max_violation
         count += 1
         if status == STUCK:                   # a violated constraint no update can move: one-constraint proof
             y0 = np.zeros(len(lam))
-            y0[q] = -1.0 if constraints.kind[q] in _EQ and constraints.bound[q] > 0 else 1.0
+            y0[q] = -1.0 if constraints.kind[q] in EQUAL and constraints.bound[q] > 0 else 1.0
             cert = farkas(y0)
             if cert is not None:
                 raise_infeasible(constraints, cert, name, count)
@@ -452,7 +466,7 @@ def conflict_certificate(constraints: Constraints) -> dict | None:
     lower, upper = sorted(pairs[0], key=lambda q: -constraints.bound[q])     # l > u: the larger bound is l
     gap = float(constraints.bound[lower] - constraints.bound[upper])
     y = np.zeros(len(constraints))
-    y[upper], y[lower] = 1.0 / gap, (-1.0 if constraints.kind[lower] in _EQ else 1.0) / gap
+    y[upper], y[lower] = 1.0 / gap, (-1.0 if constraints.kind[lower] in EQUAL else 1.0) / gap
     return {"weights": y, "min_eigenvalue": 0.0, "combined_bound": -1.0, "margin": 0.0, "support": 2,
             "structural": True, "sweeps": 0}
 
@@ -520,7 +534,7 @@ def refuse_zero_distances(name: str, G0: np.ndarray, constraints: Constraints) -
     DataError
         Naming the first such constraint and the two points' distance under K0.
     """
-    zero = np.isin(constraints.kind, [KIND_CODE["dist_le"], KIND_CODE["dist_eq"]]) & (constraints.bound == 0)
+    zero = np.isin(constraints.kind, (DIST_LE, DIST_EQ)) & (constraints.bound == 0)
     if not zero.any():
         return
     G0 = np.asarray(G0, dtype=np.float64)

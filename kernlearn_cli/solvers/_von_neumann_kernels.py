@@ -50,375 +50,32 @@ Shared by both:
   beta = min(lambda_i, alpha) is tested first, so a clamped step costs one trace evaluation
   and a satisfied constraint with lambda_i = 0 costs none.
 
-``rank_one_update`` (the secular roots, their eigenvectors, then X <- X U) is the package's one
-rank-one eigen-update, used by DefiniteBoost; ``eigen_sweep`` runs the same pieces inline.
+The pieces live along their mathematical seams: the contour quadrature in
+:mod:`~kernlearn_cli.solvers._contour`, the secular equation and the rank-one eigen-update
+(``rank_one_update``, DefiniteBoost's) in :mod:`~kernlearn_cli.solvers._secular`, Lanczos and the
+Gauss rule in :mod:`~kernlearn_cli.solvers._lanczos`.  This module holds the search for alpha and
+the two sweeps, which report named counts (:class:`EigenSweep`, :class:`KrylovSweep`).
+
+References
+----------
+Kulis, B., Sustik, M. & Dhillon, I. S. (2006). Learning low-rank kernel matrices. Proceedings of
+the 23rd International Conference on Machine Learning (ICML), 505-512.
 """
 
 import math
+from typing import NamedTuple
 
 import numpy as np
 from numba import njit
 
-from ._cyclic import BROKEN, OK, STUCK, TINY, dual_step, rel_violation, sign
+from ..kinds import DISTANCE
+from ._contour import QUAD_Z, quad_log, quad_setup, quad_slope
+from ._cyclic import BROKEN, OK, STUCK, TINY, Sweep, dual_step, rel_violation, sign
+from ._lanczos import LOG_LZ_RTOL, cf_setup, krylov, rule_poles
+from ._secular import FASTMATH, N_IW, N_WK, eigvals, eigvecs, exp_form, poles, sort_perm
 
-# The secular solver subtracts the root's offset from exactly computed pole differences;
-# reassociation there would destroy the relative accuracy of roots near a pole, so only the
-# reductions below (over precomputed differences) may be vectorised.  They also take numpy's
-# error model: Python's raises on a zero divisor, a test per division that keeps the loop scalar
-# (4x slower at r = 64); a root never sits on a pole, and a non-finite sum is caught by the caller.
-_EPS = 2.220446049250313e-16
-_FASTMATH = {"reassoc", "contract", "nsz", "arcp"}
 MAX_EVALS = 60
 TOL_G = 1e-10          # root-finder stop: relative error of the constraint value
-# A secular root is taken without a last pass once the model's step is below STEP_ACCEPT of
-# its offset from the origin pole: the middle way converges quadratically (steps measured on
-# the benchmark's spectra: 7e-3, 7e-7, 7e-15; 3e-4, 6e-9; contraction constant <= 0.1), so the
-# step after it would be below 1e-17 relative, under rounding.  It saves the last pass of most
-# roots (Gragg steps per root 4.06 -> 3.5 at r = 16 ... 256).
-STEP_ACCEPT = 1e-8
-
-
-def _talbot_nodes(n):
-    """Nodes z_m and weights c_m (upper half, m = n/2 .. n-1) of the n-point Talbot rule,
-    e^x ~= 2 Re sum_m c_m / (z_m - x) for real x <= 0 (Trefethen, Weideman & Schmelzer 2006,
-    BIT 46, eq. (1.7) and the contour z(t) = n (0.5017 t cot 0.6407 t - 0.6122 + 0.2645 i t))."""
-    t = -math.pi + (np.arange(n) + 0.5) * 2.0 * math.pi / n
-    z = n * (0.5017 * t / np.tan(0.6407 * t) - 0.6122 + 0.2645j * t)
-    dz = n * (0.5017 / np.tan(0.6407 * t) - 0.5017 * 0.6407 * t / np.sin(0.6407 * t) ** 2 + 0.2645j)
-    c = np.exp(z) * dz / (1j * n)
-    return np.ascontiguousarray(z[n // 2:]), np.ascontiguousarray(c[n // 2:])
-
-
-N_QUAD = 24
-QUAD_Z, QUAD_C = _talbot_nodes(N_QUAD)
-# sup over x <= 0 of |2 Re sum c_m/(z_m - x) - e^x| is 2.4e-14 (tests/test_von_neumann.py measures
-# it); QUAD_ERR doubles it for the rounding of g.  A trial value phi is used when
-# QUAD_ERR e^sigma ||w||^2 <= QUAD_RTOL phi, i.e. when it is certified to 1e-12 relative.
-QUAD_ERR = 5e-14
-QUAD_RTOL = 1e-12
-
-
-@njit(cache=True, fastmath=_FASTMATH, error_model="numpy")
-def _quad_node(shifted, weight, k, zr, zi2):
-    """(sum_j weight_j a_j / (a_j^2 + zi2), sum_j weight_j / (a_j^2 + zi2)), a_j = zr - shifted_j:
-    the reductions of one node, vectorised (the shift is subtracted before, exactly as written)."""
-    sr = 0.0
-    s = 0.0
-    for j in range(k):
-        a = zr - shifted[j]
-        q = weight[j] / (a * a + zi2)
-        sr += q * a
-        s += q
-    return sr, s
-
-
-@njit(cache=True, error_model="numpy")
-def _quad_setup(pole, weight, k, sigma, gre, gim, shifted):
-    """g(sigma + z_m) = sum_j weight_j / (z_m - (pole_j - sigma)) at the Talbot nodes, O(N k);
-    ``shifted`` is workspace for pole_j - sigma."""
-    for j in range(k):
-        shifted[j] = pole[j] - sigma
-    for m in range(QUAD_Z.shape[0]):
-        zi = QUAD_Z[m].imag
-        sr, s = _quad_node(shifted, weight, k, QUAD_Z[m].real, zi * zi)
-        gre[m] = sr
-        gim[m] = -zi * s
-
-
-@njit(cache=True, error_model="numpy")
-def _quad_value(gre, gim, alpha):
-    """e^-sigma w^T exp(D + alpha w w^T) w = 2 Re sum_m c_m g_m / (1 - alpha g_m), O(N)."""
-    s = 0.0
-    for m in range(QUAD_Z.shape[0]):
-        dr = 1.0 - alpha * gre[m]
-        di = -alpha * gim[m]
-        inv = 1.0 / (dr * dr + di * di)
-        fr = (gre[m] * dr + gim[m] * di) * inv         # g / (1 - alpha g)
-        fi = (gim[m] * dr - gre[m] * di) * inv
-        s += QUAD_C[m].real * fr - QUAD_C[m].imag * fi
-    return 2.0 * s
-
-
-@njit(cache=True, error_model="numpy")
-def _quad_slope(gre, gim):
-    """phi'(0) / phi(0) by the same nodes: phi'(0) = (1/2 pi i) oint e^z g(z)^2 dz, the derivative
-    of g / (1 - alpha g) at alpha = 0 (a first guess's slope; its accuracy does not matter)."""
-    s = 0.0
-    ds = 0.0
-    for m in range(QUAD_Z.shape[0]):
-        g2r = gre[m] * gre[m] - gim[m] * gim[m]
-        g2i = 2.0 * gre[m] * gim[m]
-        s += QUAD_C[m].real * gre[m] - QUAD_C[m].imag * gim[m]
-        ds += QUAD_C[m].real * g2r - QUAD_C[m].imag * g2i
-    return ds / s
-
-
-@njit(cache=True, fastmath=_FASTMATH, error_model="numpy")
-def _sums(delta, weight, start, stop, t):
-    """sum_j weight_j q_j and sum_j weight_j q_j^2 over j in [start, stop), q_j = 1/(delta_j - t)."""
-    s = 0.0
-    ds = 0.0
-    for j in range(start, stop):
-        q = 1.0 / (delta[j] - t)                          # one division per term (as dlaed4)
-        wq = weight[j] * q
-        s += wq
-        ds += wq * q
-    return s, ds
-
-
-@njit(cache=True, fastmath=_FASTMATH)
-def _sumsq(x):
-    s = 0.0
-    for j in range(x.shape[0]):
-        s += x[j] * x[j]
-    return s
-
-
-@njit(cache=True, error_model="numpy")
-def _sort_perm(d, perm):
-    """perm = argsort(d) by insertion sort from the identity: O(r) when d is nearly sorted,
-    as it is after every projection (the new eigenvalues come out in increasing order)."""
-    r = d.shape[0]
-    for j in range(r):
-        perm[j] = j
-    for j in range(1, r):
-        p = perm[j]
-        x = d[p]
-        m = j - 1
-        while m >= 0 and d[perm[m]] > x:
-            perm[m + 1] = perm[m]
-            m -= 1
-        perm[m + 1] = p
-
-
-@njit(cache=True, error_model="numpy")
-def _poles(d, w, perm, pole, weight, owner):
-    """Sort D ascending and merge (numerically) equal entries into poles.
-
-    Returns k, the number of poles with positive weight: pole[g], weight[g] = sum of
-    w_j^2 over the group; owner[j] = group index of sorted position j (-1: weight 0).
-    """
-    r = d.shape[0]
-    scale = 0.0
-    wsum = 0.0
-    for j in range(r):
-        scale = max(scale, abs(d[j]))
-        wsum += w[j] * w[j]
-    gap = 64.0 * _EPS * max(scale, 1.0)
-    k = 0
-    j = 0
-    while j < r:
-        start = j
-        acc = 0.0
-        while j < r and d[perm[j]] - d[perm[start]] <= gap:
-            acc += w[perm[j]] ** 2
-            j += 1
-        if acc > _EPS * _EPS * wsum:
-            pole[k] = d[perm[start]]
-            weight[k] = acc
-            for t in range(start, j):
-                owner[t] = k
-            k += 1
-        else:
-            for t in range(start, j):
-                owner[t] = -1
-    return k
-
-
-@njit(cache=True, error_model="numpy")
-def _guess(delta, weight, k, rho, o, lo, hi):
-    """One-pole first guess for the root next to pole o: 1/rho + R - w_o/tau = 0."""
-    rl, _ = _sums(delta, weight, 0, o, 0.0)
-    rr, _ = _sums(delta, weight, o + 1, k, 0.0)
-    rest = 1.0 / rho + rl + rr
-    t = weight[o] / rest if rest != 0.0 else 0.5 * (lo + hi)
-    return t if lo < t < hi else 0.5 * (lo + hi)
-
-
-@njit(cache=True, error_model="numpy")
-def _two_pole(c, a2, b2, dl, dr, lo, hi):
-    """The root in [lo, hi] of c + a2/(dl - x) + b2/(dr - x) = 0, i.e. of the quadratic
-    c (dl - x)(dr - x) + a2 (dr - x) + b2 (dl - x) = 0 (each root by the stable formula)."""
-    qa = c
-    qb = -(c * (dl + dr) + a2 + b2)
-    qc = c * dl * dr + a2 * dr + b2 * dl
-    if qa == 0.0:
-        return -qc / qb
-    disc = max(qb * qb - 4.0 * qa * qc, 0.0)
-    sq = math.sqrt(disc)
-    x1 = (-qb - sq) / (2.0 * qa) if qb > 0.0 else 2.0 * qc / (-qb + sq) if (-qb + sq) != 0.0 else np.nan
-    x2 = qc / (qa * x1) if x1 != 0.0 and math.isfinite(x1) else (-qb + sq) / (2.0 * qa)
-    return x1 if lo <= x1 <= hi else x2
-
-
-@njit(cache=True, error_model="numpy")
-def _root(delta, weight, k, rho, i, lo, hi, t):
-    """Root i of 1/rho + sum_j weight_j/(delta_j - tau) = 0 in (lo, hi), from t; delta_j are
-    the pole offsets from the root's origin (delta_o = 0)."""
-    dl = delta[i]
-    dr = delta[i + 1] if i + 1 < k else 0.0
-    # Gragg's "middle way" (as LAPACK's dlaed4): model the left poles (j <= i) and the
-    # right poles (j > i) each by one pole with matching value and slope at t, solve the
-    # model exactly, keep the bracket; converges in a few steps.
-    for _ in range(100):
-        psi, dpsi = _sums(delta, weight, 0, i + 1, t)
-        phi, dphi = _sums(delta, weight, i + 1, k, t)
-        f = 1.0 / rho + psi + phi
-        if f < 0.0:
-            lo = t
-        else:
-            hi = t
-        # f at rounding level (its terms sum to 1/rho - psi + phi in magnitude): a root
-        if abs(f) <= 8.0 * _EPS * (1.0 / rho - psi + phi) or hi - lo <= 4.0 * _EPS * max(abs(lo), abs(hi)):
-            break
-        # model: c + a/(dl - x) + b/(dr - x) = 0 with a = dpsi (dl-t)^2, b = dphi (dr-t)^2
-        a2 = dpsi * (dl - t) ** 2
-        c = 1.0 / rho + psi - dpsi * (dl - t)
-        if i + 1 < k:
-            b2 = dphi * (dr - t) ** 2
-            c += phi - dphi * (dr - t)
-            x = _two_pole(c, a2, b2, dl, dr, lo, hi)
-        else:
-            c += phi
-            x = dl + a2 / c if c != 0.0 else np.nan
-        if abs(x - t) <= 2.0 * _EPS * abs(t):          # converged (the bracket may stay one-sided)
-            break
-        if not lo < x < hi:                               # never onto a pole: bisect instead
-            x = 0.5 * (lo + hi)
-        elif abs(x - t) <= STEP_ACCEPT * abs(t):          # the next step would be below rounding
-            return x
-        t = x
-    return t
-
-
-@njit(cache=True, error_model="numpy")
-def _offsets(pole, k, base, delta):
-    for j in range(k):
-        delta[j] = pole[j] - base                         # exact for j near the origin (Sterbenz)
-
-
-@njit(cache=True, error_model="numpy")
-def _secular(pole, weight, k, rho, org, tau, delta, warm):
-    """Eigenvalues of diag(pole) + rho * (rank one with squared components ``weight``), rho > 0.
-
-    Root i lies in (pole[i], pole[i+1]) (the last in (pole[k-1], pole[k-1] + rho sum weight))
-    and is stored as theta_i = pole[org[i]] + tau[i], relative to the nearer pole, so that
-    theta_i - pole[org[i]] keeps full relative accuracy however close the root is to it
-    (as LAPACK's dlaed4).  With ``warm`` the previous (org, tau), from a nearby rho, are the
-    first guesses; a root found in the other half of its interval is redone from that pole.
-    """
-    total = 0.0
-    for j in range(k):
-        total += weight[j]
-    for i in range(k):
-        if i == k - 1:
-            o = i
-            lo, hi = 0.0, rho * total
-        elif warm:
-            o = org[i]
-            lo, hi = pole[i] - pole[o], pole[i + 1] - pole[o]
-        else:
-            _offsets(pole, k, pole[i], delta)
-            half = 0.5 * delta[i + 1]
-            fl, _ = _sums(delta, weight, 0, i + 1, half)
-            fr, _ = _sums(delta, weight, i + 1, k, half)
-            fmid = 1.0 / rho + fl + fr
-            # first guess without another pass (as LAPACK's dlaed4): the two poles of the interval
-            # exactly, the others by their value c at the midpoint; in the origin's coordinates
-            c = fmid - weight[i] / (0.0 - half) - weight[i + 1] / (delta[i + 1] - half)
-            if fmid >= 0.0:                               # root in the left half: origin pole[i]
-                o = i
-                lo, hi = 0.0, half
-                dl, dr = 0.0, delta[i + 1]
-            else:
-                o = i + 1
-                lo, hi = half - delta[i + 1], 0.0
-                dl, dr = -delta[i + 1], 0.0
-            t = _two_pole(c, weight[i], weight[i + 1], dl, dr, lo, hi)
-            if not lo < t < hi:
-                t = 0.5 * (lo + hi)
-        if warm or i == k - 1 or o != i:
-            _offsets(pole, k, pole[o], delta)
-        if warm and org[i] == o and lo < tau[i] < hi:
-            t = tau[i]
-        elif warm or i == k - 1:
-            t = _guess(delta, weight, k, rho, o, lo, hi)
-        t = _root(delta, weight, k, rho, i, lo, hi, t)
-        if warm and i < k - 1:
-            half = 0.5 * (pole[i + 1] - pole[i])
-            if (o == i and t > half) or (o == i + 1 and t < -half):
-                other = i + 1 if o == i else i
-                t += pole[o] - pole[other]                # the same point, from the nearer pole
-                o = other
-                lo, hi = (0.0, half) if o == i else (-half, 0.0)
-                _offsets(pole, k, pole[o], delta)
-                t = _root(delta, weight, k, rho, i, lo, hi, t if lo < t < hi else 0.5 * (lo + hi))
-        if t == 0.0:                                      # underflow: keep the root off the pole
-            t = 1e-300 if o == i else -1e-300
-        org[i] = o
-        tau[i] = t
-
-
-@njit(cache=True, error_model="numpy")
-def _eigvals(pole, weight, k, alpha, org, tau, wk, iw, warm):
-    """Secular roots of diag(pole) + alpha * rank one, for either sign of alpha:
-    theta_i = pole[org[i]] + tau[i], in increasing order.
-
-    ``wk`` rows 0-3 and ``iw`` row 0 are workspace; rows wk[3] / iw[0] keep the solver's own
-    (for alpha < 0: reversed) roots, the warm start of the next call with the same sign.
-    """
-    sorg, stau, delta = iw[0], wk[3], wk[2]
-    if alpha > 0.0:
-        _secular(pole, weight, k, alpha, sorg, stau, delta, warm)
-        for i in range(k):
-            org[i] = sorg[i]
-            tau[i] = stau[i]
-        return
-    # D + alpha ww^T = -((-D) + |alpha| ww^T): poles reversed and negated
-    rp, rw = wk[0], wk[1]
-    for j in range(k):
-        rp[j] = -pole[k - 1 - j]
-        rw[j] = weight[k - 1 - j]
-    _secular(rp, rw, k, -alpha, sorg, stau, delta, warm)
-    for i in range(k):
-        org[i] = k - 1 - sorg[k - 1 - i]
-        tau[i] = -stau[k - 1 - i]
-
-
-@njit(cache=True, error_model="numpy")
-def _value(pole, weight, k, alpha, org, tau, wk, iw, warm):
-    """w^T exp(D + alpha w w^T) w from the secular roots alone (one trace evaluation)."""
-    if alpha == 0.0:
-        s = 0.0
-        for j in range(k):
-            s += math.exp(pole[j]) * weight[j]
-        return s
-    _eigvals(pole, weight, k, alpha, org, tau, wk, iw, warm)
-    delta = wk[2]
-    s = 0.0
-    for i in range(k):
-        base = pole[org[i]]
-        for j in range(k):
-            delta[j] = pole[j] - base
-        _, s2 = _sums(delta, weight, 0, k, tau[i])
-        s += math.exp(base + tau[i]) / (alpha * alpha * s2)
-    return s
-
-
-@njit(cache=True, error_model="numpy")
-def _quad_log(quad, alpha):
-    """log phi(alpha) by the Talbot rule, or nan where it is not certified.
-
-    ``quad`` = (sigma, amax, sum of the weights, g at the nodes (real, imaginary parts)).  The
-    value is used when alpha <= amax (then every eigenvalue is <= sigma: theta_max <= d_max +
-    max(alpha, 0) ||w||^2) and its certified error QUAD_ERR e^sigma ||w||^2 is at most
-    QUAD_RTOL of it."""
-    sigma, amax, wsum, gre, gim = quad
-    if alpha <= amax:
-        s = _quad_value(gre, gim, alpha)
-        if s > 0.0 and QUAD_ERR * wsum <= QUAD_RTOL * s:
-            return math.log(s) + sigma
-    return np.nan
 
 
 # Root finding for alpha: the increasing function g (log z^T X(alpha) z - log b + alpha/gamma
@@ -479,82 +136,13 @@ def _root_advance(st, x1, y1, evals):
     return x2, False
 
 
-@njit(cache=True, error_model="numpy")
-def _eigvecs(d, w, perm, owner, pole, k, org, tau, Ut, wk, iw):
-    """Orthonormal eigenvectors of D + alpha ww^T as the rows of Ut (D + alpha ww^T = U Theta U^T,
-    components in original index order; rows, so that each is written contiguously).
-
-    Secular roots: u_i ~ (D - theta_i)^-1 w.  Each merged group of size m contributes
-    m - 1 vectors orthogonal to its part of w (a Householder basis); zero-weight
-    entries keep their unit vectors.  Returns the eigenvalue of every row in ``d``
-    (the roots first, in increasing order).  Workspace: wk rows 4-7, iw row 1.
-    """
-    r = d.shape[0]
-    newd, h, dg, wl, group = wk[4], wk[5], wk[6], wk[7], iw[1]
-    for t in range(r):
-        group[perm[t]] = owner[t]                   # pole of each original index (-1: no weight)
-    for j in range(r):
-        live = group[j] >= 0
-        dg[j] = pole[group[j]] if live else np.inf       # no weight: component 0
-        wl[j] = w[j] if live else 0.0
-    col = 0
-    for i in range(k):
-        base = pole[org[i]]
-        ti = tau[i]
-        for j in range(r):
-            # d_j - theta_i = (pole_g - pole_org) - tau_i, exact for j in the origin group
-            h[j] = wl[j] / ((dg[j] - base) - ti)
-        nn = 1.0 / math.sqrt(_sumsq(h))
-        for j in range(r):
-            Ut[col, j] = h[j] * nn
-        newd[col] = base + ti
-        col += 1
-    for i in range(k, r):
-        for j in range(r):
-            Ut[i, j] = 0.0
-    # groups: complement of w within the group; weight-0 entries: unit vectors
-    t = 0
-    while t < r:
-        g = owner[t]
-        start = t
-        while t < r and owner[t] == g and (g >= 0 or t == start):
-            t += 1
-        if g < 0:
-            j = perm[start]
-            Ut[col, j] = 1.0
-            newd[col] = d[j]
-            col += 1
-            continue
-        m = t - start
-        if m == 1:
-            continue
-        # Householder H = I - 2 h h^T / h^T h maps w_G to -sign(w_0)|w_G| e_0; rows 1..m-1 of H
-        nw = 0.0
-        for s in range(start, t):
-            nw += w[perm[s]] ** 2
-        nw = math.sqrt(nw)
-        for s in range(m):
-            h[s] = w[perm[start + s]]
-        h[0] += math.copysign(nw, h[0])
-        hh = 0.0
-        for s in range(m):
-            hh += h[s] * h[s]
-        for c in range(1, m):
-            for s in range(m):
-                Ut[col, perm[start + s]] = (1.0 if s == c else 0.0) - 2.0 * h[s] * h[c] / hh
-            newd[col] = pole[g]
-            col += 1
-    for i in range(r):
-        d[i] = newd[i]
-
-
 @njit(cache=True)
 def _gemm_into(A, B, out):
     """out = A B for square matrices (BLAS, no allocation; B may be a transposed view)."""
     np.dot(A, B, out)
 
 
-@njit(cache=True, fastmath=_FASTMATH)
+@njit(cache=True, fastmath=FASTMATH)
 def _matvec(A, x, out):
     """out = A x."""
     r = A.shape[0]
@@ -565,7 +153,7 @@ def _matvec(A, x, out):
         out[i] = s
 
 
-@njit(cache=True, fastmath=_FASTMATH)
+@njit(cache=True, fastmath=FASTMATH)
 def _tmatvec(U, x, out):
     """out = U^T x."""
     r = U.shape[0]
@@ -586,12 +174,12 @@ def _dexp(x, y):
     return math.exp(y) * math.expm1(h) / h
 
 
-# Workspace rows (r-vectors).  wk: 0-3 secular scratch, 4-7 eigvecs scratch, then the rank-two
-# vectors; iw: 0-1 secular/eigvecs scratch, then permutations, owners and root origins.
-_WK_S, _WK_T, _WK_A, _WK_C, _WK_T1, _WK_A1, _WK_C1, _WK_D1, _WK_D2, _WK_P2, _WK_W2, _WK_TAU2 = range(8, 20)
-_N_WK = 20
-_IW_PERM2, _IW_OWN2, _IW_ORG2 = range(2, 5)
-_N_IW = 5
+# Workspace rows (r-vectors): wk: those of the secular functions (N_WK), then the rank-two vectors;
+# iw: those of the secular functions (N_IW), then permutations, owners and root origins.
+_WK_S, _WK_T, _WK_A, _WK_C, _WK_T1, _WK_A1, _WK_C1, _WK_D1, _WK_D2, _WK_P2, _WK_W2, _WK_TAU2 = range(N_WK, N_WK + 12)
+_N_WK = N_WK + 12
+_IW_PERM2, _IW_OWN2, _IW_ORG2 = range(N_IW, N_IW + 3)
+_N_IW = N_IW + 3
 
 
 @njit(cache=True, error_model="numpy")
@@ -605,8 +193,8 @@ def _rank_two_value(alpha, k, D, perm, pole, weight, owner, org, tau, U1, U2, wk
     for j in range(r):
         d1[j] = D[j]
     if alpha != 0.0:
-        _eigvals(pole, weight, k, 0.25 * alpha, org, tau, wk, iw, False)
-        _eigvecs(d1, s, perm, owner, pole, k, org, tau, U1, wk, iw)
+        eigvals(pole, weight, k, 0.25 * alpha, org, tau, wk, iw, False)
+        eigvecs(d1, s, perm, owner, pole, k, org, tau, U1, wk, iw)
         _matvec(U1, t, t1)
         _matvec(U1, a, a1)
         _matvec(U1, c, c1)
@@ -618,13 +206,13 @@ def _rank_two_value(alpha, k, D, perm, pole, weight, owner, org, tau, U1, U2, wk
     perm2, owner2 = iw[_IW_PERM2], iw[_IW_OWN2]
     pole2, weight2, tau2 = wk[_WK_P2], wk[_WK_W2], wk[_WK_TAU2]
     org2 = iw[_IW_ORG2]
-    _sort_perm(d1, perm2)
+    sort_perm(d1, perm2)
     for j in range(r):
         d2[j] = d1[j]
-    k2 = _poles(d1, t1, perm2, pole2, weight2, owner2)
+    k2 = poles(d1, t1, perm2, pole2, weight2, owner2)
     if alpha != 0.0 and k2 > 0:
-        _eigvals(pole2, weight2, k2, -0.25 * alpha, org2, tau2, wk, iw, False)
-        _eigvecs(d2, t1, perm2, owner2, pole2, k2, org2, tau2, U2, wk, iw)
+        eigvals(pole2, weight2, k2, -0.25 * alpha, org2, tau2, wk, iw, False)
+        eigvecs(d2, t1, perm2, owner2, pole2, k2, org2, tau2, U2, wk, iw)
     else:
         for i in range(r):
             for j in range(r):
@@ -651,279 +239,22 @@ def _apply(W, Ut, Wn):
 
 
 @njit(cache=True, error_model="numpy")
-def rank_one_update(D, alpha, w, X):
-    """diag(D) + alpha w w^T = U diag(Theta) U^T: D <- Theta, X <- X U (in place); O(r^2) for
-    the eigen-decomposition (secular equation, as in the sweep) plus the product X U.
-
-    The package's one rank-one eigen-update, used by DefiniteBoost (Tsuda et al. 2005, Sec. 4)
-    for its steps; the von Neumann sweep runs the same pieces inline, with its own workspace.
-    Returns 0, or 1 when alpha ||w||^2 or w is not finite (nothing is changed).
-    """
-    r = D.shape[0]
-    nw2 = 0.0
-    for j in range(r):
-        nw2 += w[j] * w[j]
-    if not math.isfinite(alpha * nw2):
-        return 1
-    if alpha * nw2 == 0.0:
-        return 0
-    perm = np.empty(r, dtype=np.int64)
-    owner = np.empty(r, dtype=np.int64)
-    org = np.empty(r, dtype=np.int64)
-    pole = np.empty(r)
-    weight = np.empty(r)
-    tau = np.empty(r)
-    wk = np.empty((_N_WK, r))
-    iw = np.zeros((_N_IW, r), dtype=np.int64)
-    U = np.empty((r, r))
-    _sort_perm(D, perm)
-    k = _poles(D, w, perm, pole, weight, owner)
-    if k == 0:
-        return 0
-    _eigvals(pole, weight, k, alpha, org, tau, wk, iw, False)
-    _eigvecs(D, w, perm, owner, pole, k, org, tau, U, wk, iw)
-    XU = np.dot(X, U.T)
-    for a in range(X.shape[0]):
-        for c in range(r):
-            X[a, c] = XU[a, c]
-    return 0
-
-
-# --- the Krylov (Lanczos / Gauss quadrature) representation of phi(alpha) = v^T exp(L + alpha v v^T) v ---
-# Lanczos on L from v gives the Jacobi matrix T_m (diagonal a_0..a_{m-1}, off-diagonal b_1..b_{m-1})
-# and mu0 = ||v||^2; L + alpha v v^T has the same Krylov space and the same T_m but for
-# a_0 + alpha mu0, so one Lanczos run serves every trial alpha:
-#     phi(alpha) ~= mu0 e_1^T exp(T_m + alpha mu0 e_1 e_1^T) e_1,
-# the m-node Gauss rule of the spectral measure of L seen by v (Golub & Meurant 2010, Ch. 6-7).
-# Its error is mu0 e^xi prod_k b_k^2 / (2m)! for some xi in the spectrum (ibid., Thm 6.2), and
-# phi(alpha) >= mu0 exp(a_0 + alpha mu0) (Jensen), so the relative error is at most
-#     exp(log prod_k b_k^2/(2m)! + xi_max - a_0 - min(alpha, 0) mu0),
-# with xi_max estimated by the largest eigenvalue of T_m (+ max(alpha, 0) mu0, which cancels).
-# The run stops once that is below LZ_RTOL, or when the Krylov space is exhausted (m = r or
-# b_m at rounding level: the rule is then exact).
-LZ_RTOL = 1e-13
-_LOG_LZ_RTOL = math.log(LZ_RTOL)
-TOP_SLACK = 2.0        # Gershgorin's bound is refined when it may exceed the top by more (nats)
-
-
-@njit(cache=True, fastmath=_FASTMATH, error_model="numpy")
-def _lanczos_step(L, Q, a, b, u, k):
-    """Step k of the Lanczos process on L (symmetric, r x r) from Q[0]: a_k = q_k^T L q_k and
-    b_{k+1} q_{k+1} = L q_k - a_k q_k - b_k q_{k-1}, the residual orthogonalised against every
-    q_0..q_k (full reorthogonalisation, modified Gram-Schmidt); Q[k+1] is set when b_{k+1} > 0.
-    O(r^2 + k r)."""
-    r = L.shape[0]
-    for i in range(r):
-        u[i] = 0.0
-    for j in range(r):                                    # u = L q_k = sum_j q_kj L[j, :] (L symmetric)
-        qj = Q[k, j]
-        for i in range(r):
-            u[i] += qj * L[j, i]
-    ak = 0.0
-    for j in range(r):
-        ak += Q[k, j] * u[j]
-    a[k] = ak
-    for i in range(k + 1):
-        c = 0.0
-        for j in range(r):
-            c += Q[i, j] * u[j]
-        for j in range(r):
-            u[j] -= c * Q[i, j]
-    bk = 0.0
-    for j in range(r):
-        bk += u[j] * u[j]
-    bk = math.sqrt(bk)
-    b[k + 1] = bk
-    if bk > 0.0 and k + 1 < Q.shape[0]:
-        inv = 1.0 / bk
-        for j in range(r):
-            Q[k + 1, j] = u[j] * inv
-
-
-@njit(cache=True, error_model="numpy")
-def _top(a, b, m):
-    """An upper bound on the largest eigenvalue of T_m: Newton's method on det(x - T_m) from
-    Gershgorin's bound, which converges from above (every root is real); each iterate is kept
-    only if the LDL^T pivots of x - T_m are all positive (no eigenvalue above x).  O(m) a step."""
-    x = -np.inf
-    for i in range(m):
-        x = max(x, a[i] + (b[i] if i > 0 else 0.0) + (b[i + 1] if i + 1 < m else 0.0))
-    good = x
-    for _ in range(50):
-        d = x - a[0]                                      # pivot d_i, its derivative dd_i; s = sum dd_i / d_i
-        if not d > 0.0:
-            break
-        inv = 1.0 / d
-        dd = 1.0
-        s = inv
-        ok = True
-        for i in range(1, m):
-            bb = b[i] * b[i] * inv
-            dd = 1.0 + bb * dd * inv
-            d = x - a[i] - bb
-            if not d > 0.0:
-                ok = False
-                break
-            inv = 1.0 / d
-            s += dd * inv
-        if not ok:
-            break
-        good = x
-        step = 1.0 / s                                    # det / det' at x
-        if step <= 1e-2:                                  # x - top <~ step: 1 % of e^x
-            break
-        x -= step
-    return good
-
-
-@njit(cache=True, error_model="numpy")
-def _krylov(L, Q, a, b, u, m, logp, need):
-    """Extend a Lanczos run of m steps (logp = log prod_k b_k^2/(2k)! so far; b[0] = 0) until the
-    Gauss rule's estimated relative error is below LZ_RTOL for every alpha with
-    -min(alpha, 0) mu0 <= ``need``, or the Krylov space is exhausted.  Returns (m, logp, an upper
-    bound on the top eigenvalue of T_m, exhausted).  The bound is Gershgorin's, refined by
-    :func:`_top` only where it may be more than TOP_SLACK above the largest a_i (a lower bound)."""
-    r = L.shape[0]
-    inner = -np.inf                                       # Gershgorin over rows 0..m-2 of T_m
-    diag = -np.inf                                        # max a_i <= top <= Gershgorin
-    scale = 0.0
-    for i in range(m - 1):
-        inner = max(inner, a[i] + b[i] + b[i + 1])
-        diag = max(diag, a[i])
-        scale = max(scale, abs(a[i]) + b[i] + b[i + 1])
-    while True:
-        if m > 0:
-            gersh = max(inner, a[m - 1] + b[m - 1])
-            low = max(diag, a[m - 1])
-            full = m == r or b[m] <= 1e-14 * max(scale, abs(a[m - 1]) + b[m - 1] + b[m])
-            if full or logp + gersh - a[0] + need <= _LOG_LZ_RTOL:
-                top = _top(a, b, m) if gersh - low > TOP_SLACK else gersh
-                return m, logp, top, full
-            if gersh - low > TOP_SLACK and logp + low - a[0] + need <= _LOG_LZ_RTOL:
-                top = _top(a, b, m)                     # the tighter bound may pass the test
-                if logp + top - a[0] + need <= _LOG_LZ_RTOL:
-                    return m, logp, top, False
-        _lanczos_step(L, Q, a, b, u, m)
-        m += 1
-        if m >= 2:
-            inner = max(inner, a[m - 2] + b[m - 2] + b[m - 1])
-            diag = max(diag, a[m - 2])
-            scale = max(scale, abs(a[m - 2]) + b[m - 2] + b[m - 1])
-        if b[m] > 0.0:
-            logp += math.log(b[m] * b[m] / (2.0 * m * (2.0 * m - 1.0)))
-
-
-@njit(cache=True, fastmath=_FASTMATH, error_model="numpy")
-def _cf_setup(a, b, m, mu0, sigma, gre, gim, fr, fi):
-    """g(sigma + z_n) = mu0 [(sigma + z_n - T_m)^-1]_11 at the Talbot nodes by the Jacobi continued
-    fraction mu0 / (z - a_0 - b_1^2 / (z - a_1 - b_2^2 / ...)), evaluated from the bottom with the
-    shift subtracted from each a_i first; O(N m).  (= sum_j weight_j / (z - pole_j) over the Gauss rule.)"""
-    nz = QUAD_Z.shape[0]
-    last = a[m - 1] - sigma
-    for n in range(nz):
-        fr[n] = QUAD_Z[n].real - last
-        fi[n] = QUAD_Z[n].imag
-    for i in range(m - 2, -1, -1):
-        bb = b[i + 1] * b[i + 1]
-        ai = a[i] - sigma
-        for n in range(nz):
-            q = bb / (fr[n] * fr[n] + fi[n] * fi[n])
-            fr[n] = QUAD_Z[n].real - ai - q * fr[n]
-            fi[n] = QUAD_Z[n].imag + q * fi[n]
-    for n in range(nz):
-        q = mu0 / (fr[n] * fr[n] + fi[n] * fi[n])
-        gre[n] = q * fr[n]
-        gim[n] = -q * fi[n]
-
-
-@njit(cache=True, error_model="numpy")
-def _gauss_rule(a, b, m, d, z, e):
-    """Nodes d (eigenvalues of T_m) and z (first components of its eigenvectors; the weights are
-    mu0 z^2) of the Gauss rule, by the implicit QL method on the first row only (Golub & Welsch
-    1969; imtqlx of Elhay & Kautsky's IQPACK), O(m^2).  Returns 1 if QL did not converge."""
-    for i in range(m):
-        d[i] = a[i]
-        z[i] = 0.0
-        e[i] = b[i + 1] if i + 1 < m else 0.0
-    z[0] = 1.0
-    for l in range(m):
-        it = 0
-        while True:
-            mm = l
-            while mm < m - 1 and abs(e[mm]) > _EPS * (abs(d[mm]) + abs(d[mm + 1])):
-                mm += 1
-            if mm == l:
-                break
-            if it == 60:
-                return 1
-            it += 1
-            p = d[l]
-            g = (d[l + 1] - p) / (2.0 * e[l])
-            h = math.sqrt(g * g + 1.0)
-            g = d[mm] - p + e[l] / (g + (h if g >= 0.0 else -h))
-            s = 1.0
-            c = 1.0
-            p = 0.0
-            for i in range(mm - 1, l - 1, -1):
-                f = s * e[i]
-                bb = c * e[i]
-                if abs(g) <= abs(f):
-                    c = g / f
-                    h = math.sqrt(c * c + 1.0)
-                    e[i + 1] = f * h
-                    s = 1.0 / h
-                    c *= s
-                else:
-                    s = f / g
-                    h = math.sqrt(s * s + 1.0)
-                    e[i + 1] = g * h
-                    c = 1.0 / h
-                    s *= c
-                g = d[i + 1] - p
-                h = (d[i] - g) * s + 2.0 * c * bb
-                p = s * h
-                d[i + 1] = g + p
-                g = c * h - bb
-                f = z[i + 1]
-                z[i + 1] = s * z[i] + c * f
-                z[i] = c * z[i] - s * f
-            d[l] -= p
-            e[l] = g
-            e[mm] = 0.0
-    return 0
-
-
-@njit(cache=True, error_model="numpy")
-def _rule_poles(a, b, m, mu0, pole, weight, perm, owner, wk):
-    """The Gauss rule of T_m as sorted, merged poles with weights mu0 z_j^2 (for the exact
-    secular-root values); returns their number k, or -1 if QL did not converge.  wk rows 4-7."""
-    d, z, e, w = wk[4, :m], wk[5, :m], wk[6, :m], wk[7, :m]
-    if _gauss_rule(a, b, m, d, z, e) != 0:
-        return -1
-    root = math.sqrt(mu0)
-    for j in range(m):
-        w[j] = root * z[j]
-    _sort_perm(d, perm[:m])
-    return _poles(d, w, perm[:m], pole, weight, owner[:m])
-
-
-@njit(cache=True, error_model="numpy")
 def _trial(alpha, quad, a, b, m, k, pole, weight, perm, owner, org, tau, wk, iw, warm):
     """(log phi(alpha), exact?, k) for a trial alpha.
 
-    ``quad`` = (sigma, amax, mu0, g at the nodes) from :func:`_cf_setup`: the Talbot value where
-    :func:`_quad_log` certifies it, otherwise the exact value of the rule from its secular roots
+    ``quad`` = (sigma, amax, mu0, g at the nodes) from :func:`cf_setup`: the Talbot value where
+    :func:`quad_log` certifies it, otherwise the exact value of the rule from its secular roots
     (left in org, tau), the rule being computed on first need (k < 0 on entry: not yet; the k
     returned is kept by the caller)."""
-    y = _quad_log(quad, alpha)
+    y = quad_log(quad, alpha)
     if not math.isnan(y):
         return y, False, k
     if k < 0:
-        k = _rule_poles(a, b, m, quad[2], pole, weight, perm, owner, wk)
+        k = rule_poles(a, b, m, quad[2], pole, weight, perm, owner, wk)
         if k <= 0:
             return np.nan, True, k
         warm = False
-    val = _value(pole, weight, k, alpha, org, tau, wk, iw, warm)
+    val = exp_form(pole, weight, k, alpha, org, tau, wk, iw, warm)
     return (math.log(val) if val > 0.0 else np.nan), True, k
 
 
@@ -936,7 +267,7 @@ def _search(g0, target, c_clamp, delta, a1, inv_slack, quad, a, b, m, k, pole, w
             wk, iw, st):
     """alpha of a rank-one projection: y(alpha) = log phi(alpha) + alpha/gamma - log b = 0, the dual
     correction's clamp c_clamp (signed lambda_i) tested first, then the bracketed secant iteration
-    from a1 (y(0) = g0).  A trial value is the Talbot value where :func:`_quad_log` certifies it,
+    from a1 (y(0) = g0).  A trial value is the Talbot value where :func:`quad_log` certifies it,
     else exact (:func:`_trial`: from the poles, k >= 0, or from the Gauss rule of (a, b, m),
     computed on first need, k < 0).  Returns (alpha, trace evaluations, how many exact,
     root-finder calls (0 or 1), whether org/tau hold the secular roots at alpha, k, ok)."""
@@ -947,7 +278,7 @@ def _search(g0, target, c_clamp, delta, a1, inv_slack, quad, a, b, m, k, pole, w
     ev = 0
     xev = 0
     if c_clamp != 0.0:
-        gc = _quad_log(quad, c_clamp)
+        gc = quad_log(quad, c_clamp)
         exact = math.isnan(gc)
         if exact:
             gc, exact, k = _trial(c_clamp, quad, a, b, m, k, pole, weight, perm, owner, org, tau, wk, iw, False)
@@ -961,7 +292,7 @@ def _search(g0, target, c_clamp, delta, a1, inv_slack, quad, a, b, m, k, pole, w
     done = False
     y = 0.0
     while not done:
-        y = _quad_log(quad, x)
+        y = quad_log(quad, x)
         exact = math.isnan(y)
         if exact:
             warm = (x > 0.0) == (sgn > 0.0) and sgn != 0.0
@@ -986,21 +317,18 @@ def _sym_rank_one(L, beta, v):
             L[l, c] += beta * (vl * v[c])
 
 
-
 _EIGEN_SIG = ("Tuple((int64, int64, float64, int64, int64, int64, int64, int64))(float64[:, ::1], int64[::1], int64[::1], "
                "int8[::1], float64[::1], float64[::1], float64[:, ::1], float64[::1], float64)")
 
 
 @njit(_EIGEN_SIG, cache=True, error_model="numpy")
-def eigen_sweep(V0, ci, cj, kind, bhat, lam, W, D, slack):
+def _eigen_sweep(V0, ci, cj, kind, bhat, lam, W, D, slack):
     """One cyclic sweep of von Neumann projections by eigen-updates (Alg. 2 as the paper does them),
     in place on W, D, lam, bhat (the iterate is X = V0 W exp(D) W^T V0^T).
 
     Distance constraints (z = e_i - e_j) and diagonal similarity constraints (z = e_i) are
     rank-one (trial values by the Talbot quadrature, exact fallback); off-diagonal similarity
-    constraints K_ij are rank-two (trial values exact).  Returns (status, index, max relative
-    violation met before a projection, its constraint, trace evaluations done exactly from
-    secular roots, trace evaluations, root-finder calls, most trace evaluations one call needed).
+    constraints K_ij are rank-two (trial values exact).  Returns the fields of :class:`EigenSweep`.
     """
     r = W.shape[0]
     hard = math.isinf(slack)
@@ -1032,7 +360,7 @@ def eigen_sweep(V0, ci, cj, kind, bhat, lam, W, D, slack):
         j = cj[q]
         kd = kind[q]
         delta = sign(kd)
-        rank_two = not (kd == 0 or kd == 1 or kd == 4) and i != j
+        rank_two = kd not in DISTANCE and i != j
         b = bhat[q]
         if rank_two:
             a, c = wk[_WK_A], wk[_WK_C]
@@ -1047,7 +375,7 @@ def eigen_sweep(V0, ci, cj, kind, bhat, lam, W, D, slack):
                 cc += c[l] * c[l]
             degenerate = aa * cc <= TINY
         else:
-            is_dist = kd == 0 or kd == 1 or kd == 4
+            is_dist = kd in DISTANCE
             for l in range(r):
                 v[l] = V0[i, l] - V0[j, l] if is_dist else V0[i, l]
             _tmatvec(W, v, w)                               # w = W^T v
@@ -1066,14 +394,14 @@ def eigen_sweep(V0, ci, cj, kind, bhat, lam, W, D, slack):
                 return STUCK, q, maxviol, argmax, xev, evals, solves, maxev
             continue
         c_clamp = delta * lam[q]                            # beta = min(lambda_i, alpha), signed
-        _sort_perm(D, perm)
+        sort_perm(D, perm)
         ev = 0
         if rank_two:
             s, t = wk[_WK_S], wk[_WK_T]
             for l in range(r):
                 s[l] = a[l] + c[l]
                 t[l] = a[l] - c[l]
-            k = _poles(D, s, perm, pole, weight, owner)
+            k = poles(D, s, perm, pole, weight, owner)
             scale = max(abs(b), abs(p))
             g0 = (p - b) / scale
             if g0 == 0.0 or (delta != 0.0 and c_clamp == 0.0 and delta * g0 <= 0.0):
@@ -1119,14 +447,14 @@ def eigen_sweep(V0, ci, cj, kind, bhat, lam, W, D, slack):
             for l in range(r):
                 D[l] = d2[l]
             continue
-        k = _poles(D, w, perm, pole, weight, owner)
+        k = poles(D, w, perm, pole, weight, owner)
         if b <= 0.0:
             if delta >= 0.0:
                 return STUCK, q, maxviol, argmax, xev, evals, solves, maxev
             if c_clamp == 0.0:                              # z^T X z >= b <= 0 holds, lambda_i = 0
                 continue
             alpha = c_clamp                                 # alpha = -inf, clamped to -lambda_i
-            _eigvals(pole, weight, k, alpha, org, tau, wk, iw, False)
+            eigvals(pole, weight, k, alpha, org, tau, wk, iw, False)
         else:
             target = math.log(b)
             g0 = math.log(p) - target
@@ -1141,7 +469,7 @@ def eigen_sweep(V0, ci, cj, kind, bhat, lam, W, D, slack):
             wsum = 0.0
             for l in range(k):
                 wsum += weight[l]
-            _quad_setup(pole, weight, k, sigma, gre, gim, wk[4])       # wk[4]: free until the eigenvectors
+            quad_setup(pole, weight, k, sigma, gre, gim, wk[4])       # wk[4]: free until the eigenvectors
             quad = (sigma, amax, wsum, gre, gim)
             alpha, ev, x_ev, solved, exact, k, ok = _search(g0, target, c_clamp, delta, a1, inv_slack, quad,
                                                             _NO_RULE, _NO_RULE, 0, k, pole, weight, perm, owner,
@@ -1155,12 +483,12 @@ def eigen_sweep(V0, ci, cj, kind, bhat, lam, W, D, slack):
             evals += ev
             if not exact:                                   # the one secular solve of the projection
                                                             # (else org, tau hold the roots at alpha)
-                _eigvals(pole, weight, k, alpha, org, tau, wk, iw, False)
+                eigvals(pole, weight, k, alpha, org, tau, wk, iw, False)
         applied = dual_step(alpha, lam, q, delta)           # = alpha: it lies within the clamp
         if not hard:
             bhat[q] = b * math.exp(-applied * inv_slack)    # slack: log bhat <- log bhat - alpha/gamma
         # D + beta ww^T = U Theta U^T from the secular roots at alpha (U holds U^T)
-        _eigvecs(D, w, perm, owner, pole, k, org, tau, U, wk, iw)   # D <- Theta
+        eigvecs(D, w, perm, owner, pole, k, org, tau, U, wk, iw)   # D <- Theta
         _apply(W, U, Wn)                                    # W <- W U
     return OK, -1, maxviol, argmax, xev, evals, solves, maxev
 
@@ -1170,17 +498,15 @@ _KRYLOV_SIG = ("Tuple((int64, int64, float64, int64, int64, int64, int64, int64,
 
 
 @njit(_KRYLOV_SIG, cache=True, error_model="numpy")
-def krylov_sweep(V0, ci, cj, kind, bhat, lam, L, slack):
+def _krylov_sweep(V0, ci, cj, kind, bhat, lam, L, slack):
     """One cyclic sweep of von Neumann projections (Alg. 2) by Lanczos runs, in place on the
     exponent L, lam, bhat (the iterate is X = V0 exp(L) V0^T).
 
     Rank-one constraints only: distances (z = e_i - e_j) and diagonal similarities (z = e_i);
-    sets with off-diagonal similarities go to :func:`eigen_sweep`.  phi(alpha) = v^T exp(L +
+    sets with off-diagonal similarities go to :func:`_eigen_sweep`.  phi(alpha) = v^T exp(L +
     alpha v v^T) v (v = V0^T z) from a Lanczos run on L (trial values by the Talbot quadrature
     of its Gauss rule, exact fallback from the rule's secular roots), then L <- L + beta v v^T:
-    O(m r^2) for m Lanczos steps.  Returns (status, index, max relative violation met before a
-    projection, its constraint, trace evaluations done exactly from secular roots, trace
-    evaluations, root-finder calls, most trace evaluations one call needed, Lanczos steps).
+    O(m r^2) for m Lanczos steps.  Returns the fields of :class:`KrylovSweep`.
     """
     r = L.shape[0]
     hard = math.isinf(slack)
@@ -1213,7 +539,7 @@ def krylov_sweep(V0, ci, cj, kind, bhat, lam, L, slack):
         j = cj[q]
         kd = kind[q]
         delta = sign(kd)
-        is_dist = kd == 0 or kd == 1 or kd == 4
+        is_dist = kd in DISTANCE
         if not is_dist and i != j:
             raise ValueError("krylov_sweep takes rank-one constraints only")
         b = bhat[q]
@@ -1229,14 +555,14 @@ def krylov_sweep(V0, ci, cj, kind, bhat, lam, L, slack):
             inv = 1.0 / math.sqrt(mu0)
             for l in range(r):
                 Q[0, l] = v[l] * inv
-            m, logp, top, full = _krylov(L, Q, ja, jb, u, 0, 0.0, 0.0)
+            m, logp, top, full = krylov(L, Q, ja, jb, u, 0, 0.0, 0.0)
             m_p, sigma_p = m, top
-            _cf_setup(ja, jb, m, mu0, top, gre, gim, fr, fi)
+            cf_setup(ja, jb, m, mu0, top, gre, gim, fr, fi)
             lp, exact, kk = _trial(0.0, (top, 0.0, mu0, gre, gim), ja, jb, m, kk, pole, weight, perm, owner,
                                    org, tau, wk, iw, False)
             p = math.exp(lp)                                # p = z^T X z
             steps += m
-            slope = mu0 if exact else _quad_slope(gre, gim)  # d log phi / d alpha at 0
+            slope = mu0 if exact else quad_slope(gre, gim)  # d log phi / d alpha at 0
         degenerate = p <= TINY
         viol = rel_violation(p, b, delta)
         if viol > maxviol:
@@ -1267,13 +593,13 @@ def krylov_sweep(V0, ci, cj, kind, bhat, lam, L, slack):
             for _rounds in range(8):                        # (a second round is rare)
                 if not full and need > 0.0:
                     m0 = m
-                    m, logp, top, full = _krylov(L, Q, ja, jb, u, m, logp, need)
+                    m, logp, top, full = krylov(L, Q, ja, jb, u, m, logp, need)
                     steps += m - m0
                     if m > m0:
                         kk = -1                             # a longer rule: its poles are redone
                 sigma = top + amax * mu0
                 if sigma != sigma_p or m != m_p:            # (else the nodes of p serve)
-                    _cf_setup(ja, jb, m, mu0, sigma, gre, gim, fr, fi)
+                    cf_setup(ja, jb, m, mu0, sigma, gre, gim, fr, fi)
                 quad = (sigma, amax, mu0, gre, gim)
                 alpha, ev1, x_ev, solved, _, kk, ok = _search(g0, target, c_clamp, delta, a1, inv_slack, quad,
                                                               ja, jb, m, kk, pole, weight, perm, owner, org, tau,
@@ -1285,7 +611,7 @@ def krylov_sweep(V0, ci, cj, kind, bhat, lam, L, slack):
                     maxev = max(maxev, ev1)
                 if not ok:
                     return BROKEN, q, maxviol, argmax, xev, evals + ev, solves, maxev, steps
-                if full or logp + top - ja[0] - min(alpha, 0.0) * mu0 <= _LOG_LZ_RTOL:
+                if full or logp + top - ja[0] - min(alpha, 0.0) * mu0 <= LOG_LZ_RTOL:
                     break
                 need = -min(alpha, 0.0) * mu0 + 1.0         # the step went further than planned
             evals += ev
@@ -1294,3 +620,42 @@ def krylov_sweep(V0, ci, cj, kind, bhat, lam, L, slack):
             bhat[q] = b * math.exp(-applied * inv_slack)    # slack: log bhat <- log bhat - alpha/gamma
         _sym_rank_one(L, applied, v)                        # L <- L + beta v v^T
     return OK, -1, maxviol, argmax, xev, evals, solves, maxev, steps
+
+
+_COUNTS = [("exact_evaluations", int), ("evaluations", int), ("solves", int), ("max_evaluations", int)]
+
+
+class EigenSweep(NamedTuple("EigenSweep", [*Sweep.__annotations__.items(), *_COUNTS])):
+    """What a sweep of eigen-updates reports (:func:`eigen_sweep`): the fields of
+    :class:`~kernlearn_cli.solvers._cyclic.Sweep`, then its counts.
+
+    Attributes
+    ----------
+    exact_evaluations : int
+        Trace evaluations done exactly from secular roots.
+    evaluations : int
+        Trace evaluations.
+    solves : int
+        Root-finder calls (projections not settled by the dual correction's clamp).
+    max_evaluations : int
+        The most trace evaluations one call needed.
+    """
+
+    __slots__ = ()
+
+
+class KrylovSweep(NamedTuple("KrylovSweep", [*Sweep.__annotations__.items(), *_COUNTS, ("lanczos_steps", int)])):
+    """What a sweep of Lanczos runs reports (:func:`krylov_sweep`): :class:`EigenSweep`'s fields, then
+    ``lanczos_steps``, the Lanczos steps of the sweep."""
+
+    __slots__ = ()
+
+
+def eigen_sweep(V0, ci, cj, kind, bhat, lam, W, D, slack) -> EigenSweep:
+    """One cyclic sweep by eigen-updates (the compiled :func:`_eigen_sweep`), its counts named."""
+    return EigenSweep(*_eigen_sweep(V0, ci, cj, kind, bhat, lam, W, D, slack))
+
+
+def krylov_sweep(V0, ci, cj, kind, bhat, lam, L, slack) -> KrylovSweep:
+    """One cyclic sweep by Lanczos runs (the compiled :func:`_krylov_sweep`), its counts named."""
+    return KrylovSweep(*_krylov_sweep(V0, ci, cj, kind, bhat, lam, L, slack))

@@ -32,7 +32,8 @@ from ..errors import ConfigError
 from ..graph import Laplacian, Scaling, knn_laplacian, scale_features
 from ..params import Interval, Length, NonNegativeInt, Positive, PositiveInt
 from ..registry import solvers
-from ..types import KIND_CODE, Constraints, SolverResult
+from ..kinds import SIM_EQ
+from ..types import Constraints, SolverResult
 from . import _admm_kernels as _k
 from .protocol import Certificate, Checked, finish, warn_if_compiling
 
@@ -41,7 +42,7 @@ def pair_structure(constraints: Constraints, n: int, solver: str) -> tuple[np.nd
     """CSR (indptr, idx, tval) of T over ordered pairs from targets K_ij = T_ij (``sim_eq``)."""
     if len(constraints) == 0:
         raise ConfigError(f"solver '{solver}' needs pairwise targets, but the constraint set is empty.")
-    if np.any(constraints.kind != KIND_CODE["sim_eq"]):
+    if np.any(constraints.kind != SIM_EQ):
         raise ConfigError(f"solver '{solver}' needs pairwise targets K_ij = T_ij (kind sim_eq), as constraint "
                           "generator 'must_cannot' makes them; found other kinds.")
     i, j, t = constraints.i, constraints.j, constraints.bound

@@ -36,6 +36,7 @@ from typing import Callable, Literal
 import numpy as np
 
 from ..errors import DataError
+from ..kinds import DISTANCE
 from ..kernels import full_column_rank
 from ..registry import solvers
 from ..resources import DOUBLE, estimated
@@ -167,7 +168,7 @@ def burg(G0: np.ndarray, constraints: Constraints, *, tol: Positive = 1e-3, feas
             constraints, slack, slack_if_infeasible, "burg")
     require_constraints("burg", constraints)
     refuse_zero_distances("burg", G0, constraints)
-    is_dist = np.isin(constraints.kind, [0, 1, 4])
+    is_dist = np.isin(constraints.kind, DISTANCE)
     if slack != float("inf"):
         rank2 = ~is_dist & (constraints.i != constraints.j)
         if rank2.any() or np.any(constraints.bound <= 0):

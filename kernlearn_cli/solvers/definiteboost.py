@@ -60,7 +60,7 @@ Each step
    so gamma_j >= 0 can also shrink. Equality constraints are never clipped.
 3. updates the eigendecomposition: a distance constraint changes E by -alpha C_t, i.e. a rank-one
    change of the diagonal matrix Theta, solved by deflation and the secular equation in O(r^2)
-   (``_von_neumann_kernels.rank_one_update``, the package's one rank-one eigen-update, shared with
+   (``_secular.rank_one_update``, the package's one rank-one eigen-update, shared with
    ``von_neumann``), plus one O(n r^2) product for the eigenvectors (Kulis et al. Sec. 5.2.1);
    similarity constraints are two rank-one changes.
 
@@ -104,12 +104,13 @@ import numpy as np
 
 from ..errors import ConfigError, DataError, InfeasibleError, SolverError
 from ..kernels import RANK_TOL
+from ..kinds import DISTANCE, EQUAL, LOWER
 from ..linalg import eigh
 from ..params import Positive, PositiveInt
 from ..registry import solvers
 from ..types import Constraints, SolverResult
 from ._cyclic import describe as _describe, dual_change, relative_violations
-from ._von_neumann_kernels import rank_one_update as _rank_one
+from ._secular import rank_one_update
 from .protocol import Certificate, Checked, finish, warn_if_compiling
 
 _EPS = float(np.finfo(np.float64).eps)
@@ -169,13 +170,13 @@ def _residuals(Y, p, ii, jj, isdist, sig, beta, out):
 def _apply(theta, X, a, b, isdist, coef):
     """E <- E + coef * A for the constraint on rows (a, b) of X (X <- X U, theta <- theta')."""
     if isdist:
-        return _rank_one(theta, coef, X[a] - X[b], X)
+        return rank_one_update(theta, coef, X[a] - X[b], X)
     # (y_a y_b^T + y_b y_a^T)/2 = ((y_a + y_b)(.)^T - (y_a - y_b)(.)^T)/4; the second vector is
     # taken after the first update, in the new eigenbasis (it vanishes when a == b).
-    st = _rank_one(theta, 0.25 * coef, X[a] + X[b], X)
+    st = rank_one_update(theta, 0.25 * coef, X[a] + X[b], X)
     if st != 0:
         return st
-    return _rank_one(theta, -0.25 * coef, X[a] - X[b], X)
+    return rank_one_update(theta, -0.25 * coef, X[a] - X[b], X)
 
 
 @nb.njit(cache=True)
@@ -359,9 +360,9 @@ def _range_basis(G0: np.ndarray, rank_tol: float = RANK_TOL) -> tuple[np.ndarray
 def _constraint_arrays(Q: np.ndarray, trace: float, constraints: Constraints) -> dict:
     """Per constraint: sign, beta = b/s, eigenvalue range [lmin, lmax] of C restricted to range(K0)."""
     kind = constraints.kind
-    isdist = np.isin(kind, [0, 1, 4])
-    iseq = np.isin(kind, [4, 5])
-    sig = np.where(np.isin(kind, [1, 3]), -1.0, 1.0)
+    isdist = np.isin(kind, DISTANCE)
+    iseq = np.isin(kind, EQUAL)
+    sig = np.where(np.isin(kind, LOWER), -1.0, 1.0)
     beta = constraints.bound / trace
     qi, qj = Q[constraints.i], Q[constraints.j]
     r = Q.shape[1]

@@ -81,13 +81,13 @@ from ..linalg import eigh
 from ..params import NonNegativeInt, Positive
 from ..registry import evaluators, solvers
 from ..resources import DOUBLE, eigh_cost, estimated
-from ..types import KIND_CODE, KINDS, Constraints, SolverResult
-from ._von_neumann_kernels import _krylov
+from ..kinds import DIST_EQ, KINDS, SIM_EQ
+from ..types import Constraints, SolverResult
+from ._lanczos import krylov
 from .protocol import finish, not_applicable
 
 #: λ_max - λ_min of every instance matrix X_t built from a dist_eq / sim_eq example.
 R_EXAMPLES = 1.0
-_DIST, _SIM = KIND_CODE["dist_eq"], KIND_CODE["sim_eq"]
 #: For the estimate of ``update: lanczos``: Lanczos steps per trial (measured 1-3.4 from K0 = I, 10-11 from
 #: a dense K0) and flops per second of a step (2 n² and the reorthogonalisation; measured 4-6e9 at n = 2000:
 #: docs/scale.md, "MEG without an eigendecomposition per trial").
@@ -154,7 +154,7 @@ def _comparison_predictions(U_factor: np.ndarray, constraints: Constraints, chun
         sl = slice(lo, lo + chunk)
         fa, fb = U_factor[constraints.i[sl]], U_factor[constraints.j[sl]]
         d = fa - fb
-        out[sl] = np.where(constraints.kind[sl] == _DIST, 0.5 * np.einsum("ij,ij->i", d, d),
+        out[sl] = np.where(constraints.kind[sl] == DIST_EQ, 0.5 * np.einsum("ij,ij->i", d, d),
                            np.einsum("ij,ij->i", fa, fb))
     return out
 
@@ -225,7 +225,7 @@ class _Krylov:
 
     the integral of the same Gauss rule (the spectral shift of Krein), exact once the Krylov space is
     invariant.  The runs and their stopping rule are the von Neumann Krylov sweep's
-    (:func:`~kernlearn_cli.solvers._von_neumann_kernels._krylov`: estimated relative error of the rule
+    (:func:`~kernlearn_cli.solvers._lanczos.krylov`: estimated relative error of the rule
     below 1e-13 over the trial's step, or an invariant space); each step is one product with S
     (O(n²)).  ``log_Z`` = log tr exp(S) is carried from log tr exp(S_0) = log tr W_1 (S_0 = log W_1)
     through these differences.
@@ -242,7 +242,7 @@ class _Krylov:
         """A Lanczos run on S from u = Σ coef_k e_idx_k (‖u‖² = mu0), good for steps α with -α mu0 <= need."""
         self.Q[0] = 0.0
         self.Q[0, idx] = np.asarray(coef) / math.sqrt(mu0)
-        m, logp, _, _ = _krylov(self.S, self.Q, self.ja, self.jb, self.u, 0, 0.0, need)
+        m, logp, _, _ = krylov(self.S, self.Q, self.ja, self.jb, self.u, 0, 0.0, need)
         self.steps += m
         return m, logp
 
@@ -262,7 +262,7 @@ class _Krylov:
         """log tr exp(S + α u uᵀ) from log tr exp(S): the run extended for the step, then the trace difference."""
         m, _ = run
         if alpha < 0.0:
-            m, _, _, _ = _krylov(self.S, self.Q, self.ja, self.jb, self.u, *run, -alpha * mu0)
+            m, _, _, _ = krylov(self.S, self.Q, self.ja, self.jb, self.u, *run, -alpha * mu0)
             self.steps += m - run[0]
         before, _ = self._rule(m)
         after, _ = self._rule(m, alpha * mu0)
@@ -386,7 +386,7 @@ def meg(G0: np.ndarray, constraints: Constraints, *, eta: Positive = 2.0, iterat
     m = len(constraints)
     if m == 0:
         raise ConfigError("solver 'meg' needs at least one example, but the constraint set is empty.")
-    bad = np.flatnonzero((constraints.kind != _DIST) & (constraints.kind != _SIM))
+    bad = np.flatnonzero((constraints.kind != DIST_EQ) & (constraints.kind != SIM_EQ))
     if bad.size:
         q = int(bad[0])
         raise ConfigError(f"solver 'meg' learns on-line from equality examples (dist_eq: a squared distance, "
@@ -421,7 +421,7 @@ def meg(G0: np.ndarray, constraints: Constraints, *, eta: Positive = 2.0, iterat
     T = int(iterations) if iterations > 0 else m
     order = np.arange(T) % m
     a_t, b_t = ia[order], ib[order]
-    is_dist = constraints.kind[order] == _DIST
+    is_dist = constraints.kind[order] == DIST_EQ
     y = np.where(is_dist, constraints.bound[order] / (2.0 * scale), constraints.bound[order] / scale)
 
     if with_bound:

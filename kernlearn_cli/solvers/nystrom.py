@@ -38,7 +38,8 @@ from ..evaluate.supervised import nka
 from ..linalg import eigh
 from ..params import Fraction, Length, Positive, PositiveInt
 from ..registry import solvers
-from ..types import KIND_CODE, Constraints, SolverResult
+from ..kinds import SIM_EQ
+from ..types import Constraints, SolverResult
 from .protocol import Certificate, finish, not_applicable
 
 BLOCK = 8192          # at most this many rows of E at a time (and at most n / 16: temporaries stay small)
@@ -118,7 +119,7 @@ def ideal_block(constraints: Constraints, solver: str) -> tuple[np.ndarray, np.n
     if len(constraints) == 0:
         raise ConfigError(f"solver '{solver}' needs labeled points; the constraint set is empty "
                           "(use constraint generator 'labeled_subset').")
-    if np.any(constraints.kind != KIND_CODE["sim_eq"]):
+    if np.any(constraints.kind != SIM_EQ):
         raise ConfigError(f"solver '{solver}' needs ideal-kernel targets K_ij = 1 (same class) / 0 (kind sim_eq), "
                           "as constraint generator 'labeled_subset' makes them; found other kinds.")
     labeled = np.unique(np.concatenate([constraints.i, constraints.j]))

@@ -12,7 +12,8 @@ cyclic Bregman projections with the dual correction beta = min(lambda_i, alpha)
 (eq. 4).  The iterate is K = V0 exp(L) V0^T: a projection adds beta v v^T to the exponent
 (v = V0^T z), beta the root of z^T K(alpha) z = b found by a safeguarded one-dimensional root
 finder whose trace evaluations are counted (the paper: rarely more than six).  Two sweeps
-(compiled in ``_von_neumann_kernels``) compute those trace values:
+(compiled in ``_von_neumann_kernels``, from the pieces in ``_contour``, ``_secular`` and
+``_lanczos``) compute those trace values:
 
 * the Krylov sweep: a Lanczos run on L from v, whose Gauss rule gives
   phi(alpha) = v^T exp(L + alpha v v^T) v for every trial alpha, to 1e-13 relative by the rule's
@@ -48,7 +49,8 @@ from ..errors import DataError
 from ..kernels import full_column_rank
 from ..linalg import eigh
 from ..registry import solvers
-from ..types import KIND_CODE, Constraints, SolverResult
+from ..kinds import DISTANCE
+from ..types import Constraints, SolverResult
 from . import _von_neumann_kernels as _k
 from ..params import Positive, PositiveInt
 from ._cyclic import (InRange, Slack, SubsetSweeps, bregman_certificate, check_schedule, describe, hard_else_slack,
@@ -57,7 +59,6 @@ from ._cyclic import (InRange, Slack, SubsetSweeps, bregman_certificate, check_s
 from .protocol import finish
 
 
-_DIST_KINDS = [KIND_CODE["dist_le"], KIND_CODE["dist_ge"], KIND_CODE["dist_eq"]]
 
 
 def von_neumann_divergence_core(W: np.ndarray, D: np.ndarray, lam0: np.ndarray) -> float:
@@ -106,7 +107,7 @@ def next_mode(steps: int, r: int, c: int, probe: int) -> tuple[str, int, int]:
 
 def _is_rank_one(constraints: Constraints) -> np.ndarray:
     """Distances and diagonal similarities (z = e_i - e_j or e_i): a rank-one change of the exponent."""
-    return np.isin(constraints.kind, _DIST_KINDS) | (constraints.i == constraints.j)
+    return np.isin(constraints.kind, DISTANCE) | (constraints.i == constraints.j)
 
 
 @solvers.register("von_neumann", inductive="initial factor", exact=("slack", "slack_if_infeasible"))
@@ -199,25 +200,25 @@ def von_neumann(G0: np.ndarray, constraints: Constraints, *, tol: Positive = 1e-
         state["last"] = mode = state["mode"]
         before = subsets.projections
         if mode == "krylov":
-            status, q, maxviol, argmax, xv, ev, sv, mx, steps = subsets.run(
+            out = subsets.run(
                 lambda i, j, kind, bh, lm: _k.krylov_sweep(V0, i, j, kind, bh, lm, state["L"], float(slack)), subset)
             visited = subsets.projections - before
-            counts["steps"] += steps
+            counts["steps"] += out.lanczos_steps
             counts["krylov_sweeps"] += 1
             counts["krylov_projections"] += visited
-            state["mode"], state["wait"], state["probe"] = next_mode(steps, r, visited, state["probe"])
+            state["mode"], state["wait"], state["probe"] = next_mode(out.lanczos_steps, r, visited, state["probe"])
         else:
-            status, q, maxviol, argmax, xv, ev, sv, mx = subsets.run(
+            out = subsets.run(
                 lambda i, j, kind, bh, lm: _k.eigen_sweep(V0, i, j, kind, bh, lm, state["W"], state["D"],
                                                           float(slack)), subset)
             state["wait"] -= 1
             if rank_one and state["wait"] <= 0:
                 state["mode"] = "krylov"
-        counts["evals"] += ev
-        counts["exact"] += xv
-        counts["solves"] += sv
-        counts["max_evals"] = max(counts["max_evals"], mx)
-        return status, q, maxviol, argmax
+        counts["evals"] += out.evaluations
+        counts["exact"] += out.exact_evaluations
+        counts["solves"] += out.solves
+        counts["max_evals"] = max(counts["max_evals"], out.max_evaluations)
+        return out
 
     def decompose():                    # W diag(D) W^T = L for the values, the result and the next sweep
         if state["last"] == "krylov":
