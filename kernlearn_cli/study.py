@@ -304,18 +304,20 @@ def _statement(r: _Reader, k: int, spec, tables: dict) -> Statement:
     if read == "value" and len(entries) != 1:
         r.fail(f"{key}.read", f"'value' reads one entry; {len(entries)} given (use each, max, min, range or gain)")
     holds = spec.get("holds", "all")
-    if holds not in ("all", "most") or (holds == "most" and read not in ("each", "gain", "ratio")):
+    if holds not in ("all", "most") or (holds == "most" and read not in ("each", "gain", "ratio", "correlation")):
         r.fail(f"{key}.holds", f"'{holds}': all (default) or most (more than half of the entries; "
-                               f"read each, gain or ratio only)")
+                               f"read each, gain, ratio or correlation only)")
     starts = ()
-    if read in ("gain", "ratio"):
+    if read in ("gain", "ratio", "correlation"):
         if "start" not in spec:
-            r.fail(key, f"a {read} needs start: the entry (or one per entry) it is measured from")
+            r.fail(key, f"a {read} needs start: the entry (or one per entry) it is measured from"
+                   if read != "correlation" else "a correlation needs start: one entry of the other metric per entry")
         starts = _entries(r, spec["start"], f"{key}.start", tables, spec.get("table"))
-        if len(starts) not in (1, len(entries)):
-            r.fail(f"{key}.start", f"one start entry or one per entry ({len(entries)}); {len(starts)} given")
+        if len(starts) not in ((1, len(entries)) if read != "correlation" else (len(entries),)):
+            r.fail(f"{key}.start", f"one start entry or one per entry ({len(entries)}); {len(starts)} given"
+                   if read != "correlation" else f"one entry per entry ({len(entries)}); {len(starts)} given")
     elif "start" in spec:
-        r.fail(f"{key}.start", "only a gain or a ratio (read: gain, read: ratio) has a start")
+        r.fail(f"{key}.start", "only a gain or a ratio (read: gain, read: ratio), or a correlation (read: correlation), has a start")
     paper = spec["paper"]
     paper = tuple(r.number(x, f"{key}.paper") for x in (paper if isinstance(paper, list) else [paper]))
     size = {"range": (2,), "gain": (1, 2), "ratio": (1, 2)}.get(read, (1,))

@@ -241,10 +241,12 @@ class Statement:
     smallest and largest cell of the entries), ``gain`` (``paper`` = the gain, or (before, after);
     ours: entry minus its ``start`` entry, for every pair), ``ratio`` (``paper`` = the ratio, or
     (before, after); ours: entry divided by its ``start`` entry, for every pair: how a time scales,
-    free of the hardware's speed).  ``std`` and ``runs`` are the paper's
+    free of the hardware's speed), ``correlation`` (two metrics: ``paper`` = the least rank correlation
+    the statement implies; ours: per column, Spearman's ρ between the entries and their ``start``
+    entries of another metric, one per entry).  ``std`` and ``runs`` are the paper's
     spread and run count (for ``Nsigma``); ``calibrated`` says which of our settings was chosen
     by matching this number or its table; ``kind``: ``judged``, ``not comparable`` or ``context``;
-    ``most``: for ``each``, ``gain`` and ``ratio``, more than half of the entries must hold, not all ("on most
+    ``most``: for ``each``, ``gain``, ``ratio`` and ``correlation``, more than half of the entries must hold, not all ("on most
     data sets")."""
 
     where: str
@@ -397,9 +399,27 @@ def _read_gain(s: Statement, hits, values, capped, starts, start_caps):
                                                             for b, v, g in zip(begin, values, gains)))
 
 
+def _read_correlation(s: Statement, hits, values, capped, starts, start_caps):
+    """``correlation``: two metrics related.  The entries (one metric) and their ``start`` entries
+    (another, one per entry) are paired; per column of the entries (e.g. a data set) ours is
+    Spearman's rank correlation of the pairs across its rows (e.g. a parameter's values), and the
+    rule holds on each column's (all must, or most with ``most``)."""
+    from scipy.stats import spearmanr
+
+    other = [float(h["value"]) for h in starts]
+    cols = list(dict.fromkeys(e.col for e in s.entries))
+    rhos = []
+    for col in cols:
+        mine = [k for k, e in enumerate(s.entries) if same_label(e.col, col)]
+        rhos.append(float(spearmanr([values[k] for k in mine], [other[k] for k in mine]).statistic))
+    parts = [s.rule.judge(r, s.paper_value) for r in rhos]
+    k = next((i for i, p in enumerate(parts) if p != "reproduced"), 0)
+    return _combine(parts, s.most), dict(ours=rhos[k], ours_text=", ".join(f"{c}: ρ = {r:+.2f}" for c, r in zip(cols, rhos)))
+
+
 #: How a statement reads its entries (:data:`READS`): read -> (verdict, the row's "ours" columns).
 READERS = {"value": _read_each, "each": _read_each, "max": _read_extreme, "min": _read_extreme,
-           "range": _read_range, "gain": _read_gain, "ratio": _read_ratio}
+           "range": _read_range, "gain": _read_gain, "ratio": _read_ratio, "correlation": _read_correlation}
 READS = tuple(READERS)
 
 

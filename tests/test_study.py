@@ -2,6 +2,7 @@
 verdicts, and a tiny study run end to end (tables, figure, verdicts, page, status table, resume)."""
 
 import math
+from dataclasses import replace
 
 import numpy as np
 from pathlib import Path
@@ -457,3 +458,17 @@ def test_a_citation_without_its_year_or_url_is_refused(tmp_path):
     study["citation"]["url"] = "https://x.org"
     with pytest.raises(ConfigError, match=r"citation.year: expected the year of publication as an integer"):
         load_study(write_study(tmp_path / "tinypaper", study))
+
+
+def test_a_correlation_relates_two_metrics_per_column():
+    """read: correlation (issue 47): per column, Spearman's ρ between the entries and their start
+    entries of another metric, across the rows: +1 where both rise together, −1 where one falls."""
+    rows = [1, 2, 3, 4]
+    score = _stats([(r, c, v, 0.0, v, v, 3, 0) for r in rows for c, v in (("up", r), ("down", -r))])
+    accuracy = _stats([(r, c, 0.5 + 0.1 * r, 0.0, 0.0, 1.0, 3, 0) for r in rows for c in ("up", "down")])
+    s = Statement("Fig. 1", tuple(Entry("score", r, c) for r in rows for c in ("up", "down")), (0.5,),
+                  Rule("at_least"), "correlation", tuple(Entry("acc", r, c) for r in rows for c in ("up", "down")))
+    v = verdicts("p", [s], {"score": score, "acc": accuracy}, {"score": "nka_score"})
+    assert v.loc[0, "ours_text"] == "up: ρ = +1.00, down: ρ = -1.00" and v.loc[0, "verdict"] == "deviates"
+    v = verdicts("p", [replace(s, most=False, paper=(-1.0,))], {"score": score, "acc": accuracy})
+    assert v.loc[0, "verdict"] == "reproduced"

@@ -50,4 +50,4 @@ def test_a_bounded_value_is_decided_only_when_every_value_beyond_it_agrees(rule,
 
 
 def test_every_read_has_one_reader():
-    assert set(READS) == set(READERS) and len(READS) == 7
+    assert set(READS) == set(READERS) and len(READS) == 8
