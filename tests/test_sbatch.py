@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from kernlearn_cli.errors import ConfigError
-from kernlearn_cli.runner import sbatch_script
+from kernlearn_cli.slurm import sbatch_script
 
 from conftest import REPO
 
