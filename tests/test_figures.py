@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 from kernlearn_cli.report import figures, records
+from kernlearn_cli.report import labels as figure_labels
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -165,9 +166,9 @@ def test_axes_say_what_they_draw_and_the_legend_what_the_bars_are(quick, drawn, 
     assert curves.get_legend().get_title().get_text() == "mean ± std over 3 seeds"
     assert mean.get_legend().get_title().get_text() == "mean ± std over 3 seeds"
     assert cells.get_legend().get_title().get_text() == ""                     # one line per cell: no spread
-    assert figures.axis_label("seconds") == "solver wall time (s)" and figures.axis_label("my.key") == "my.key"
-    assert figures.spread_caption([3, 2, 3]) == "mean ± std over 2–3 seeds"
-    assert figures.spread_caption([1, 1]) == "one seed each (no spread shown)"
+    assert figure_labels.axis_label("seconds") == "solver wall time (s)" and figure_labels.axis_label("my.key") == "my.key"
+    assert figure_labels.spread_caption([3, 2, 3]) == "mean ± std over 2–3 seeds"
+    assert figure_labels.spread_caption([1, 1]) == "one seed each (no spread shown)"
     assert_human([curves.get_xlabel(), curves.get_ylabel(), mean.get_ylabel()])
 
 
@@ -182,7 +183,7 @@ def test_series_differ_in_marker_and_line_style(quick, drawn, tmp_path):
     assert len(curves) == 3 and len(cells) == 9 and len(set(cells)) == 9
     for styles in (curves, cells[:4]):
         assert len({m for _, m, _ in styles}) == len(styles) and len({ls for _, _, ls in styles}) == len(styles)
-    assert len({figures.series_style(k)["marker"] + figures.series_style(k)["ls"] for k in range(28)}) == 28
+    assert len({figure_labels.series_style(k)["marker"] + figure_labels.series_style(k)["ls"] for k in range(28)}) == 28
     assert {c.lines[0].get_markerfacecolor() for c in drawn[0].axes[0].containers} == {"none"}    # open markers
 
 
@@ -198,8 +199,8 @@ def test_plot_history_uses_log_y_where_values_span_decades(quick, drawn, inproc,
         write_cell(tmp_path / "out", f"c{seed}", grid={}, seed=seed, history={"objective": [1e3, 1.0, -0.5 - seed]})
     figures.plot_history([tmp_path / "out"], "objective", output=tmp_path / "d.png")
     assert drawn[-1].axes[0].get_yscale() == "linear"
-    assert figures.log_values([[1e-4, 2.0]], None) and not figures.log_values([[0.5, 20.0]], None)
-    assert not figures.log_values([[1e-4, 2.0]], False)
+    assert figure_labels.log_values([[1e-4, 2.0]], None) and not figure_labels.log_values([[0.5, 20.0]], None)
+    assert not figure_labels.log_values([[1e-4, 2.0]], False)
 
 
 @pytest.mark.parametrize("suffix", [".png", ".svg", ".pdf"])

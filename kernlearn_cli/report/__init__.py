@@ -8,5 +8,6 @@ One job per module, in one-way layers (each imports only those above it)::
     formats   writing a table's files: one entry of ``WRITERS`` per format
     markers   filling a ``<!-- kernlearn:NAME -->`` block of a Markdown file
     collect   ``kernlearn collect``: records -> tables -> files
+    labels    what a figure says: axis and legend labels, curve order and styles (no matplotlib)
     figures   drawing (the only module that imports matplotlib)
 """
