@@ -15,13 +15,9 @@ from .tables import setting_columns
 #: Greek letters a setting name may spell out; a legend shows the letter (``solver.gamma`` -> ``γ = 1``).
 GREEK = {"alpha": "α", "beta": "β", "gamma": "γ", "delta": "δ", "epsilon": "ε", "eta": "η", "lambda": "λ",
          "lam": "λ", "mu": "μ", "rho": "ρ", "sigma": "σ", "tau": "τ"}
-
-
 #: Settings whose values are names (of an experiment, a solver, a dataset, a kernel): a legend shows the
 #: value alone, as it does for any ``*.name`` grid key.
 NAMED = {"experiment", "solver", "dataset", "kernel"}
-
-
 #: Axis labels (with units) of the settings, metrics and histories figures draw; any other key is shown as it is.
 LABELS = {
     # settings (x axes)
@@ -43,13 +39,9 @@ LABELS = {
     "cumulative_loss": "cumulative loss", "primal": "primal residual ‖V − U‖", "dual": "dual residual",
     "rho": "penalty ρ",
 }
-
-
 #: Markers and line styles of a figure's series, cycled (with the colours) so that no two of the first
 #: 28 series look alike, and open markers so that coinciding points of two series both show.
 MARKERS = ("o", "s", "^", "D", "v", "P", "X")
-
-
 LINESTYLES = ("-", "--", "-.", ":")
 
 

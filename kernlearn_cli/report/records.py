@@ -23,13 +23,9 @@ from ..results import read_experiment
 #: Deterministic per-cell results besides the metrics; the solver's times are kept apart
 #: (``timing.*``) so that tables of the same config are identical, bit for bit.
 SUMMARY = ("iterations", "objective")
-
-
 #: The solver's wall-clock seconds, and its CPU seconds (records made before CPU time was
 #: recorded have none; for a single-threaded cell CPU time does not grow on a busy machine).
 TIMING = ("seconds", "cpu_seconds")
-
-
 #: Marks a paper-table entry (or a figure point) that includes cells whose certificate was not met.
 MARK = "†"
 
@@ -99,7 +95,7 @@ def _grid_columns(grid: dict) -> dict:
             for key, value in grid.items()}
 
 
-def _expected_cells(root: Path) -> list:
+def expected_cells(root: Path) -> list:
     """The cells the grid recorded in ``root/experiment.yaml`` (or an archive's header) expands into
     ([] when there is none)."""
     from ..archive import Archive
@@ -226,7 +222,7 @@ def load_records(roots: list[Path], command: str = "collect") -> tuple[pd.DataFr
                        **{k: v for k, v in rec["metrics"].items() if not isinstance(v, (list, dict))})
             rows.append(row)
             settings.append(dict(_flat_settings(rec.get("config") or {}, rec["grid"])))
-        expected = _expected_cells(root)
+        expected = expected_cells(root)
         done.expected += len(expected) + len(seen - {c.id for c in expected})
         for cell in expected:
             if cell.id in seen:

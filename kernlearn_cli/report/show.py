@@ -8,7 +8,7 @@ from pathlib import Path
 
 from ..errors import KernlearnError
 from ..io import FAILED, RECORD, cell_state, read_record
-from .records import _expected_cells, convergence, is_archive, records_of
+from .records import expected_cells, convergence, is_archive, records_of
 
 
 def show_cell(where: Path, cell: str | None = None) -> str:
@@ -59,7 +59,7 @@ def _cell_id(where: Path, cell: str) -> str:
     numbered ``cell`` in the recorded grid."""
     if not cell.isdigit():
         return cell
-    cells = _expected_cells(where)
+    cells = expected_cells(where)
     if int(cell) >= len(cells):
         raise KernlearnError(f"show: '{where}' has {len(cells)} cell(s) in its recorded grid, numbered 0 to "
                              f"{len(cells) - 1}; there is no cell {cell}. `kernlearn show {where}` lists them.")
@@ -70,7 +70,7 @@ def list_cells(where: Path) -> str:
     """The cells of a results folder or archive, one line each: number, id, state, grid values."""
     where = Path(where)
     records = {c: rec for c, _, rec in records_of(where, "show")}
-    expected = _expected_cells(where)
+    expected = expected_cells(where)
     if not expected and not records:
         raise KernlearnError(f"show: '{where}' holds no cell: give a cell folder (it holds record.json or "
                              f"failed.json), a results folder or a record archive.")
@@ -126,7 +126,7 @@ def describe_failure(path: Path) -> str:
     except (OSError, ValueError) as exc:
         raise KernlearnError(f"show: '{path}' is not readable ({exc}).") from None
     folder = Path(path).parent
-    cells = [c for c in _expected_cells(folder.parent) if c.id == failure.get("cell", folder.name)]
+    cells = [c for c in expected_cells(folder.parent) if c.id == failure.get("cell", folder.name)]
     lines = [f"cell        {failure.get('cell', folder.name)} (number {failure.get('index', '?')}, seed "
              f"{failure.get('seed', '?')})",
              f"state       FAILED ({failure.get('kind', '?')}): not finished; a rerun of the experiment tries it "

@@ -21,8 +21,6 @@ from .records import MARK, SUMMARY, TIMING
 
 _NOT_SETTINGS = {"cell", "seed", "converged", "constraints", "n", "rank0", *TIMING, *SUMMARY,
                  "cert_check", "cert_value", "cert_tol", "cert_ratio", "cert_stopped_by"}
-
-
 #: How a solver says it stopped on an iteration budget (its counts are then lower bounds).
 CAPS = ("max_iter", "max_path_iter")
 
