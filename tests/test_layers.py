@@ -83,7 +83,7 @@ def test_the_cycle_finder_finds_a_cycle_and_reads_function_level_imports(tmp_pat
 
 def test_no_import_cycle_in_the_package():
     graph = import_graph()
-    assert len(graph) > 40 and "kernlearn_cli.report.records" in graph["kernlearn_cli.report.tables"]
+    assert len(graph) > 40 and sum(map(len, graph.values())) > 100          # the whole package was read
     assert cycle(graph) is None, " -> ".join(cycle(graph))
 
 
