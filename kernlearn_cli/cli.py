@@ -1,4 +1,4 @@
-"""The ``kernlearn`` command line: a thin layer over config, experiment and report."""
+"""The ``kernlearn`` command line: a thin layer over config, runner, slurm, report and reproduce."""
 
 from __future__ import annotations
 
@@ -43,7 +43,8 @@ def run(config: Path = typer.Argument(..., help="YAML experiment config."),
     """Run the cells of CONFIG (finished cells are skipped) and print the results table."""
     import time
 
-    from .runner import array_index_from_env, failed_error, finished_cells, parse_budget, run_config
+    from .results import finished_cells
+    from .runner import array_index_from_env, failed_error, parse_budget, run_config
 
     deadline = time.monotonic() + parse_budget(budget) if budget is not None else None
     if array_index is None:
@@ -51,7 +52,7 @@ def run(config: Path = typer.Argument(..., help="YAML experiment config."),
     out, failed = run_config(config, out, set_, seed, jobs=jobs, array_index=array_index,
                              cells_per_task=cells_per_task, force=force, verbose=verbose, deadline=deadline)
     if array_index is None and len(failed) < len(finished_cells(out)) + len(failed):
-        from .report import collect as collect_
+        from .report.collect import collect as collect_
 
         _, md, _ = collect_([out])          # the finished cells, failed ones counted per row
         typer.echo(md)
@@ -84,27 +85,16 @@ def slurm(config: Path = typer.Argument(..., help="YAML experiment config."),
     """Write an sbatch job-array script that runs the cells of CONFIG, one array task per cell (or pack)."""
     import shlex
 
-    from .config import load_cells
-    from .io import atomic_path
-    from .runner import check_folder, pack_cells, sbatch_script, select_cells, task_count
+    from .slurm import array_job
 
-    cfg, cells = load_cells(config, set_, seed)
-    select_cells(cells, 0, cells_per_task, str(config))        # validates --cells-per-task
-    per_task = pack_cells(len(cells), cells_per_task, max_array_size)
-    out = (out or Path("results") / cfg["name"]).resolve()
-    check_folder(out, cfg)
-    tasks = task_count(len(cells), per_task)
-    text = sbatch_script(config.resolve(), out, tasks, per_task, name=cfg["name"], overrides=set_, seed=seed,
-                         partition=partition, time=time, mem=mem, cpus=cpus, python=sys.executable,
-                         account=account, qos=qos, extra=sbatch_arg)
-    script = script or out / "slurm" / f"{cfg['name']}.sbatch"
-    (out / "slurm").mkdir(parents=True, exist_ok=True)
-    with atomic_path(script) as tmp:
-        tmp.write_text(text)
+    job = array_job(config, out, set_, seed, cells_per_task=cells_per_task, max_array_size=max_array_size, cpus=cpus,
+                    python=sys.executable, partition=partition, time=time, mem=mem, account=account, qos=qos,
+                    extra=sbatch_arg)
+    script = job.write(script or job.out / "slurm" / f"{job.name}.sbatch")
     typer.echo(str(script))
-    packed = f" ({per_task} cells per task to stay within --max-array-size {max_array_size})" \
-        if per_task > cells_per_task else ""
-    _echo_err(f"{len(cells)} cell(s) in {tasks} array task(s){packed}; submit with: sbatch {shlex.quote(str(script))}")
+    packed = f" ({job.per_task} cells per task to stay within --max-array-size {max_array_size})" \
+        if job.per_task > cells_per_task else ""
+    _echo_err(f"{job.cells} cell(s) in {job.tasks} array task(s){packed}; submit with: sbatch {shlex.quote(str(script))}")
 
 
 @app.command()
@@ -156,7 +146,8 @@ def collect(directories: List[Path] = typer.Argument(..., help="Results folder(s
 
     Cells of the recorded grid that are not finished are counted per row (finished/expected) and
     named in one warning line."""
-    from .report import check_marker, collect as collect_, fill_marker
+    from .report.collect import collect as collect_
+    from .report.markers import check_marker, fill_marker
 
     if (into is None) != (marker is None):
         raise ConfigError("collect: --into and --marker go together (--into README.md --marker NAME).")
@@ -218,7 +209,9 @@ def reproduce(paper: str = typer.Argument(..., help="A paper (kulis2006, tsuda20
     deviates, lower bound, calibrated, not comparable or context)."""
     import time
 
-    from .reproduce import Layout, check as check_study, plan_rows, plan_text, reproduce as reproduce_, statements_text
+    from .reproduce.command import reproduce as reproduce_
+    from .reproduce.layout import Layout
+    from .reproduce.plan import check as check_study, plan_rows, plan_text, statements_text
     from .runner import parse_budget
     from .study import find_studies, load_study
 
@@ -259,7 +252,8 @@ def plot(directories: List[Path] = typer.Argument(..., help="Results folder(s) o
          output: Path = typer.Option(..., "--output", "-o", help="Figure file (.png, .pdf, .svg).")):
     """Draw metric vs x, one curve per method, mean with ± std error bars over seeds (said in the legend);
     axes labelled in words with units, curves told apart by colour, marker and line style."""
-    from .report import check_figure_path, load_records, plot_curves
+    from .report.figures import check_figure_path, plot_curves
+    from .report.records import load_records
 
     check_figure_path(output, "plot")
     df, _ = load_records(directories, "plot")
@@ -285,7 +279,7 @@ def plot_history(directories: List[Path] = typer.Argument(..., help="Results fol
                  title: Optional[str] = typer.Option(None, "--title"),
                  output: Path = typer.Option(..., "--output", "-o", help="Figure file (.png, .pdf, .svg).")):
     """Draw a per-iteration history (history/KEY of each cell's factors.h5) against the step."""
-    from .report import check_figure_path, plot_history as plot_history_
+    from .report.figures import check_figure_path, plot_history as plot_history_
 
     check_figure_path(output, "plot-history")
     lines, key = plot_history_(directories, key, mean=mean, logx=logx, logy=logy, xlabel=xlabel, title=title,
@@ -302,7 +296,7 @@ def show(where: Path = typer.Argument(..., help="A cell folder, or a results fol
     """Print one cell: its solver settings, result, certificate (each check against its tolerance) and
     provenance; for a failed cell, its failed.json (the error).  A results folder or record archive
     without CELL: its numbered cells and the state of each."""
-    from .report import show_cell
+    from .report.show import show_cell
 
     typer.echo(show_cell(where, cell))
 

@@ -1,9 +1,11 @@
-"""Running the cells of an experiment: selection (array tasks), local worker processes,
-and the guard against mixing two experiments in one results folder."""
+"""Running the cells of an experiment: selection (array tasks) and local worker processes.
+
+The results folder they write into (its ``experiment.yaml``, the guard against mixing two
+experiments in one folder) is :mod:`kernlearn_cli.results`; the SLURM script of an array job,
+:mod:`kernlearn_cli.slurm`."""
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import sys
@@ -14,17 +16,15 @@ from multiprocessing import active_children, get_all_start_methods, get_context
 from pathlib import Path
 from typing import Callable, Collection, Iterable, Iterator, Sequence
 
-import yaml
-
 from .config import Cell
 from .errors import ConfigError, InfeasibleError, KernlearnError, SolverError
+from .io import RECORD, cell_state, changed_inputs, describe_changes, read_record, write_failure
+from .results import check_folder, claim_folder, release_folder
 from .supervise import die_with_parent
-from .io import RECORD, atomic_path, cell_state, changed_inputs, describe_changes, read_record, write_failure
 
 #: Environment variables holding the task index of a scheduler's array job, and where
 #: each scheduler starts counting (SGE and LSF number tasks from 1).
 ARRAY_VARS = {"SLURM_ARRAY_TASK_ID": 0, "SGE_TASK_ID": 1, "PBS_ARRAY_INDEX": 0, "LSB_JOBINDEX": 1}
-EXPERIMENT_FILE = "experiment.yaml"
 
 
 #: Values a scheduler sets in a job that is not an array job (SGE: "undefined"; LSF: 0).
@@ -96,67 +96,6 @@ def select_cells(cells: Sequence[Cell], array_index: int, cells_per_task: int, w
         raise ConfigError(f"array index {array_index} is out of range: {where} has {len(cells)} cell(s), "
                           f"{cells_per_task} per task, so valid indices are 0..{tasks - 1}.")
     return cells[array_index * cells_per_task:(array_index + 1) * cells_per_task]
-
-
-def finished_cells(out: Path) -> list[Path]:
-    """Cell folders under ``out`` that hold a record (whether or not it verifies)."""
-    return sorted(p.parent for p in Path(out).glob(f"*/{RECORD}"))
-
-
-def read_experiment(out: Path) -> dict | None:
-    """The config recorded in ``out/experiment.yaml`` (None when absent or unreadable)."""
-    path = Path(out) / EXPERIMENT_FILE
-    try:
-        cfg = yaml.safe_load(path.read_text())
-    except (OSError, yaml.YAMLError, UnicodeDecodeError):
-        return None
-    return cfg if isinstance(cfg, dict) else None
-
-
-def check_folder(out: Path, cfg: dict) -> bool:
-    """Whether ``out`` may take this config; True when ``experiment.yaml`` must be (re)written.
-
-    The identity is the config without its grid (a grid may grow, e.g. more seeds, and its
-    values are part of every cell id anyway).  A folder recorded by a different config is
-    refused, unless none of its cells finished (an earlier run failed before any did).
-    """
-    out = Path(out)
-    if out.exists() and not out.is_dir():
-        raise ConfigError(f"--out '{out}' is a file; the results folder must be a directory (or a new path).")
-    theirs = read_experiment(out)
-    if theirs is None:
-        return True
-    strip = lambda c: json.dumps({k: v for k, v in c.items() if k != "grid"}, sort_keys=True, default=str)  # noqa: E731
-    if strip(theirs) != strip(cfg):
-        if finished_cells(out):
-            diff = sorted(k for k in set(theirs) | set(cfg) if k != "grid" and theirs.get(k) != cfg.get(k))
-            raise ConfigError(f"results folder '{out}' was written by a different config (name "
-                              f"'{theirs.get('name')}'; differs in: {', '.join(diff)}). Use another --out, "
-                              f"or delete the folder to start over.")
-        return True
-    return theirs.get("grid") != cfg.get("grid")
-
-
-def claim_folder(out: Path, cfg: dict) -> bool:
-    """Write ``out/experiment.yaml`` when :func:`check_folder` asks for it; True if this call wrote it."""
-    if not check_folder(out, cfg):
-        return False
-    with atomic_path(Path(out) / EXPERIMENT_FILE) as tmp:
-        tmp.write_text(yaml.safe_dump(cfg, sort_keys=False))
-    return True
-
-
-def release_folder(out: Path) -> None:
-    """Undo a claim after a run that failed before any cell finished: remove ``experiment.yaml``,
-    and the folder itself when nothing else is in it."""
-    out = Path(out)
-    if finished_cells(out):
-        return
-    (out / EXPERIMENT_FILE).unlink(missing_ok=True)
-    try:
-        out.rmdir()
-    except OSError:
-        pass
 
 
 def _run_one(cell: Cell, out: Path, where: str, force: bool, progress, workers: int = 1):
@@ -323,7 +262,7 @@ def run_with_progress(cfg: dict, cells, out: Path, where: str, *, jobs: int, for
     lines in a log, one line on Ctrl-C) and (``per_cell``) one line per cell; returns the failed cells.
     ``deadline``, ``on_result``: :func:`run_config`; ``archived``: cells left out as finished elsewhere."""
     from .progress import RunProgress
-    from .report import convergence
+    from .report.records import convergence
 
     def describe(record: dict) -> str:
         metrics = "  ".join(f"{k}={v:.4f}" for k, v in record["metrics"].items()
@@ -343,89 +282,3 @@ def run_with_progress(cfg: dict, cells, out: Path, where: str, *, jobs: int, for
           + f"results in {out}" + ("; each failure's reason is in its cell's failed.json" if progress.failed else ""),
           file=sys.stderr)
     return progress.failed
-
-
-def directive_value(value: str) -> str:
-    """A value for an ``#SBATCH --opt=value`` line: double-quoted when it holds a space or a quote
-    (sbatch reads directives with shell-like quoting)."""
-    if re.fullmatch(r"[A-Za-z0-9_.,:/%@+=-]+", value):
-        return value
-    return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
-
-
-def task_cpus(cpus: int, cells_per_task: int) -> tuple[int, int, list[str]]:
-    """How an array task of ``cells_per_task`` cells uses its ``cpus``: (``--jobs``, BLAS threads, the
-    script's comment saying so).  Several cells: min(cpus, cells) at once, one BLAS thread each (the
-    bits of a local run); one cell: ``cpus`` BLAS threads, which may change the last bits."""
-    if cpus < 1:
-        raise ConfigError(f"--cpus-per-task must be >= 1, got {cpus}.")
-    if cells_per_task == 1 and cpus > 1:
-        return 1, cpus, [
-            f"# One cell per task: its {cpus} CPUs run BLAS threads (KERNLEARN_BLAS_THREADS). More than one BLAS",
-            "# thread may change the results' last bits (records say blas_threads), against the one-thread",
-            f"# determinism of local runs; for bitwise-reproducible cells use --cells-per-task {cpus} instead."]
-    jobs = min(cpus, cells_per_task)
-    idle = f"; {cpus - jobs} of the {cpus} CPUs idle" if cpus > jobs else ""
-    return jobs, 1, [f"# {jobs} cell(s) at once (--jobs {jobs}), one BLAS thread each: the bits of a local run{idle}."]
-
-
-def sbatch_script(config: Path, out: Path, n_tasks: int, cells_per_task: int, *, name: str,
-                  overrides: list[str], seed: int | None, partition: str | None, time: str | None,
-                  mem: str | None, cpus: int, python: str, account: str | None = None, qos: str | None = None,
-                  extra: list[str] = ()) -> str:
-    """An sbatch script running task K = cells K*P .. K*P+P-1 with the same ``kernlearn run``.
-
-    Before its cells, a task runs ``kernlearn warmup`` on the config once per job: the first task
-    takes a lock (``flock`` on ``OUT/slurm/.warmup.lock``) and compiles the solvers' numba kernels
-    into numba's cache, the others wait for it and find a marker (``OUT/slurm/.warmup-<job id>``)
-    saying it is done, so no task compiles what another is compiling.  A warmup that fails only
-    costs time: the task then compiles what it needs itself.
-    ``extra`` are further ``#SBATCH`` options (e.g. ``--constraint=avx2``), their values quoted like the others.
-    With ``time``, a task starts no cell after 90% of it (``kernlearn run --budget``), so it stops cleanly
-    and the next submission resumes.
-
-    A task uses the ``cpus`` it asks for, as :func:`task_cpus` rules: several cells run at once, a
-    single cell gets them as BLAS threads (``KERNLEARN_BLAS_THREADS``, unless set where the job is
-    submitted); the script says which, and what it means for the bits.
-    """
-    import shlex
-
-    jobs, threads, use = task_cpus(cpus, cells_per_task)
-    opts = [f"--job-name={directive_value(name)}", f"--array=0-{n_tasks - 1}", f"--cpus-per-task={cpus}",
-            f"--output={directive_value(f'{out}/slurm/%A_%a.out')}"]
-    for key, value in (("partition", partition), ("time", time), ("mem", mem), ("account", account),
-                       ("qos", qos)):
-        if value:
-            opts.append(f"--{key}={directive_value(value)}")
-    for item in extra:
-        if not item.startswith("-"):
-            raise ConfigError(f"--sbatch-arg '{item}': expected an sbatch option such as --constraint=avx2.")
-        key, eq, value = item.partition("=")
-        opts.append(f"{key}={directive_value(value)}" if eq else item)
-    sets = [arg for item in overrides for arg in ("--set", item)]
-    warm = [python, "-m", "kernlearn_cli", "warmup", str(config), *sets]
-    cmd = [python, "-m", "kernlearn_cli", "run", str(config), "--out", str(out),
-           "--cells-per-task", str(cells_per_task), "--jobs", str(jobs), *sets]
-    if time:                                   # start no cell in the last tenth of the task's --time
-        limit = 60.0 * int(time) if time.strip().isdigit() else parse_budget(time, "--time")
-        cmd += ["--budget", f"{int(0.9 * limit)}s"]
-    if seed is not None:
-        cmd += ["--seed", str(seed)]
-    quote = lambda args: " ".join(shlex.quote(c) for c in args)  # noqa: E731
-    lines = ["#!/bin/bash"] + [f"#SBATCH {o}" for o in opts] + [
-        "# Generated by `kernlearn slurm`; each array task runs its cells, skipping finished ones.",
-        "# Afterwards: kernlearn collect " + shlex.quote(str(out)),
-        "set -euo pipefail",
-        f"cd {shlex.quote(os.getcwd())}",
-        "# Compile the solvers' numba kernels once per job: the first task, under the lock; the others wait,",
-        "# then load them from numba's cache.",
-        f"warmed={shlex.quote(f'{out}/slurm/.warmup-')}\"${{SLURM_ARRAY_JOB_ID:-0}}\"",
-        f'(flock 9 && {{ [ -e "$warmed" ] || {{ {quote(warm)} && touch "$warmed"; }}; }}) '
-        f"9>{shlex.quote(f'{out}/slurm/.warmup.lock')} \\",
-        '  || echo "kernlearn warmup did not finish; this task compiles the kernels it needs" >&2',
-        *use,
-        "# (a KERNLEARN_BLAS_THREADS set where the job is submitted, e.g. a study's env, is kept)",
-        f'export KERNLEARN_BLAS_THREADS="${{KERNLEARN_BLAS_THREADS:-{threads}}}"',
-        quote(cmd) + "   # task index from $SLURM_ARRAY_TASK_ID",
-    ]
-    return "\n".join(lines) + "\n"

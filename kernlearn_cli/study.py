@@ -219,7 +219,7 @@ FIGURE_KINDS = {"plot": (PLOT_OPTIONS, {"metric"}), "history": (HISTORY_OPTIONS,
 
 
 def _figure(r: _Reader, name: str, spec, experiments: dict) -> Figure:
-    from .report import FIGURE_FORMATS
+    from .report.figures import FIGURE_FORMATS
 
     key = f"figures.{name}"
     spec = r.mapping(spec, key)

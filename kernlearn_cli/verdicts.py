@@ -282,7 +282,7 @@ def same_label(a, b) -> bool:
 
 
 def lookup(entry: Entry, entries: dict[str, pd.DataFrame]):
-    """The row of :func:`report.entry_stats` for ``entry`` (None if absent)."""
+    """The row of :func:`~kernlearn_cli.report.tables.entry_stats` for ``entry`` (None if absent)."""
     stats = entries.get(entry.table)
     if stats is None:
         return None
@@ -472,7 +472,7 @@ def verdicts(paper: str, statements: list[Statement], entries: dict[str, pd.Data
              metrics: dict[str, str] | None = None) -> pd.DataFrame:
     """One row per statement: our reading of its entries, the paper's value, the rule, Δ (in
     standard errors of the difference, for ``Nsigma``; ours / paper for ``not comparable``) and
-    the verdict.  ``entries`` maps a table name to :func:`report.entry_stats` of its records,
+    the verdict.  ``entries`` maps a table name to :func:`~kernlearn_cli.report.tables.entry_stats` of its records,
     ``metrics`` a table name to its metric."""
     metrics = metrics or {}
     rows = [{"paper": paper, "statement": k + 1, "metric": metrics.get(s.entries[0].table),
@@ -483,7 +483,7 @@ def verdicts(paper: str, statements: list[Statement], entries: dict[str, pd.Data
 def verdict_table(v: pd.DataFrame, *, explain: bool = True) -> str:
     """The verdicts as Markdown: statement, where, entries, ours (a † if a cell did not converge),
     the paper's, Δ, rule, capped cells, calibrated, verdict; explanations numbered below (each once)."""
-    from .report import MARK
+    from .report.records import MARK
 
     lines = ["| # | paper's statement | our entries | ours | paper | Δ | rule | capped | calibrated | verdict |",
              "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]

@@ -249,7 +249,7 @@ def test_histories_are_archived_to_six_significant_digits():
     """A figure's history keeps six digits (relative error <= 5e-6), not every bit of its doubles."""
     import numpy as np
 
-    from kernlearn_cli.reproduce import archived_history
+    from kernlearn_cli.reproduce.layout import archived_history
 
     x = -np.cumsum(np.random.default_rng(0).random(1000)) / 7.0
     kept = np.asarray(archived_history({"dual_objective": x})["dual_objective"])
@@ -263,7 +263,7 @@ def test_records_made_under_old_ids_are_found_under_the_new_ones(tmp_path):
     import hashlib
 
     from kernlearn_cli.config import expand
-    from kernlearn_cli.report import load_records, records_of
+    from kernlearn_cli.report.records import load_records, records_of
 
     cfg = {**CONFIG, "grid": {"solver.slack": [1, 10], "seed": [0]}}
     cells = expand(cfg)

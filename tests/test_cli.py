@@ -215,7 +215,8 @@ def test_collect_pivot_latex_into_and_plot(tmp_path):
 
 def test_tables_and_figures_mark_unconverged_cells(tmp_path):
     """A cell whose certificate is not met is counted, marked † in paper tables and ringed in figures."""
-    from kernlearn_cli.report import load_records, plot_curves
+    from kernlearn_cli.report.figures import plot_curves
+    from kernlearn_cli.report.records import load_records
 
     cfg = config(tmp_path, grid={"solver.max_sweeps": [2, 10000], "seed": "range(2)"},
                  solver={"name": "burg", "slack": 1.0, "tol": 1e-6})
@@ -254,7 +255,8 @@ def test_float_grid_settings_are_settings_not_metrics(tmp_path):
     """A grid over floats (solver.gamma: [1.0, 10.0]) groups the table; it is never averaged."""
     import json
 
-    from kernlearn_cli.report import load_records, metric_columns, summarize
+    from kernlearn_cli.report.records import load_records
+    from kernlearn_cli.report.tables import metric_columns, summarize
 
     for gamma in (1.0, 10.0):
         for seed in (0, 1):

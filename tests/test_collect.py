@@ -7,7 +7,8 @@ from pathlib import Path
 import pytest
 
 from kernlearn_cli.errors import ConfigError
-from kernlearn_cli.report import load_records, pivot, pooled_settings, summarize
+from kernlearn_cli.report.records import load_records
+from kernlearn_cli.report.tables import pivot, pooled_settings, summarize
 
 K1 = [{"name": "knn_accuracy", "k": 1, "repeats": 2}]
 K5 = [{"name": "knn_accuracy", "k": 5, "repeats": 2}]

@@ -447,7 +447,7 @@ def test_downloads_honour_the_umask(tmp_path, home):
 def test_latex_tables_escape_special_characters(tmp_path, inproc):
     import pandas as pd
 
-    from kernlearn_cli.report import latex_escape, write_tables
+    from kernlearn_cli.report.formats import latex_escape, write_tables
 
     assert latex_escape("a_b 5% & #1 {x} ~ ^ $ \\") == \
         r"a\_b 5\% \& \#1 \{x\} \textasciitilde{} \textasciicircum{} \$ \textbackslash{}"

@@ -12,7 +12,8 @@ import h5py
 import numpy as np
 import pytest
 
-from kernlearn_cli import report
+from kernlearn_cli.report import figures, records
+from kernlearn_cli.report import labels as figure_labels
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -38,15 +39,15 @@ def quick(tmp_path_factory):
 @pytest.fixture
 def drawn(monkeypatch):
     """The figures the plotting functions finish, kept to be inspected after they are saved."""
-    figures = []
-    finish = report.finish_figure
+    kept = []
+    finish = figures.finish_figure
 
     def keep(fig, ax, *args, **kwargs):
-        figures.append(fig)
+        kept.append(fig)
         finish(fig, ax, *args, **kwargs)
 
-    monkeypatch.setattr(report, "finish_figure", keep)
-    return figures
+    monkeypatch.setattr(figures, "finish_figure", keep)
+    return kept
 
 
 def labels(fig) -> list[str]:
@@ -90,8 +91,8 @@ def test_readme_plot_history_on_the_quick_burg_with_slack_run(quick, inproc, mon
 
 def test_history_legend_is_human_and_in_numeric_order(quick, drawn, tmp_path):
     root = quick / "results" / "quick_iris_burg"
-    report.plot_history([root], "dual_change", mean=True, output=tmp_path / "m.png")
-    report.plot_history([root], "dual_change", output=tmp_path / "c.png")
+    figures.plot_history([root], "dual_change", mean=True, output=tmp_path / "m.png")
+    figures.plot_history([root], "dual_change", output=tmp_path / "c.png")
     mean, cells = map(labels, drawn)
     assert mean == ["constraints = 10 (3 seeds)", "constraints = 30 (3 seeds)", "constraints = 100 (3 seeds)"]
     assert cells == [f"constraints = {count}, seed {seed}" for count in (10, 30, 100) for seed in range(3)]
@@ -99,8 +100,8 @@ def test_history_legend_is_human_and_in_numeric_order(quick, drawn, tmp_path):
 
 
 def test_plot_names_the_solver_not_the_experiment(quick, drawn, tmp_path):
-    df, _ = report.load_records([quick / "results" / "quick_iris_burg"], "plot")
-    report.plot_curves(df, "nmi", "constraints.count", None, output=tmp_path / "nmi.png")
+    df, _ = records.load_records([quick / "results" / "quick_iris_burg"], "plot")
+    figures.plot_curves(df, "nmi", "constraints.count", None, output=tmp_path / "nmi.png")
     assert labels(drawn[0]) == ["burg"]
 
 
@@ -110,10 +111,10 @@ def test_grid_of_datasets_shows_each_dataset_once(tmp_path, drawn):
         for seed in range(2):
             write_cell(tmp_path / "out", f"{name}_{seed}", grid={"dataset.name": name}, seed=seed, dataset=name,
                        history={"objective": [3.0, 2.0, 1.0 + seed]})
-    report.plot_history([tmp_path / "out"], "objective", output=tmp_path / "h.png")
+    figures.plot_history([tmp_path / "out"], "objective", output=tmp_path / "h.png")
     assert labels(drawn[0]) == ["chessboard, seed 0", "chessboard, seed 1", "soybean_small, seed 0",
                                 "soybean_small, seed 1"]
-    assert report.plot_history([tmp_path / "out"], output=tmp_path / "d.png") == (4, "objective")   # ADMM's key
+    assert figures.plot_history([tmp_path / "out"], output=tmp_path / "d.png") == (4, "objective")   # ADMM's key
 
 
 def test_numbers_given_as_text_and_greek_names_sort_numerically(tmp_path, drawn):
@@ -121,21 +122,21 @@ def test_numbers_given_as_text_and_greek_names_sort_numerically(tmp_path, drawn)
     for k, tol in enumerate(("10", "1e-3", "0.1")):
         for count in (10, 30):
             write_cell(tmp_path / "curves", f"t{k}_{count}", grid={"solver.tol": tol, "constraints.count": count})
-    df, _ = report.load_records([tmp_path / "curves"], "plot")
-    report.plot_curves(df, "nmi", "constraints.count", None, output=tmp_path / "c.png")
+    df, _ = records.load_records([tmp_path / "curves"], "plot")
+    figures.plot_curves(df, "nmi", "constraints.count", None, output=tmp_path / "c.png")
     assert labels(drawn[0]) == ["tol = 1e-3", "tol = 0.1", "tol = 10"]
     for gamma in (10, 100, 30):
         write_cell(tmp_path / "paths", f"g{gamma}", grid={"solver.gamma": gamma},
                    metrics={"error_path": [0.3, 0.2], "gamma_path": [1.0, 2.0]})
-    report.plot_paths([tmp_path / "paths"], "error_path", "gamma_path", by="solver.gamma", output=tmp_path / "p.png")
+    figures.plot_paths([tmp_path / "paths"], "error_path", "gamma_path", by="solver.gamma", output=tmp_path / "p.png")
     assert labels(drawn[1]) == ["γ = 10 (1 seed)", "γ = 30 (1 seed)", "γ = 100 (1 seed)"]
 
 
 def test_legend_is_outside_the_axes_and_saved_whole(quick, drawn, tmp_path):
     root = quick / "results" / "quick_iris_burg"
-    df, _ = report.load_records([root], "plot")
-    report.plot_curves(df, "nmi", "constraints.count", "seed", output=tmp_path / "a.png")
-    report.plot_history([root], "dual_change", output=tmp_path / "b.png")
+    df, _ = records.load_records([root], "plot")
+    figures.plot_curves(df, "nmi", "constraints.count", "seed", output=tmp_path / "a.png")
+    figures.plot_history([root], "dual_change", output=tmp_path / "b.png")
     for fig, name in zip(drawn, ("a.png", "b.png")):
         fig.canvas.draw()
         ax = fig.axes[0]
@@ -155,19 +156,19 @@ def series(ax) -> list[tuple]:
 
 def test_axes_say_what_they_draw_and_the_legend_what_the_bars_are(quick, drawn, tmp_path):
     root = quick / "results" / "quick_iris_burg"
-    df, _ = report.load_records([root], "plot")
-    report.plot_curves(df, "nmi", "constraints.count", None, output=tmp_path / "c.png")
-    report.plot_history([root], "dual_change", mean=True, output=tmp_path / "m.png")
-    report.plot_history([root], "dual_change", output=tmp_path / "h.png")
+    df, _ = records.load_records([root], "plot")
+    figures.plot_curves(df, "nmi", "constraints.count", None, output=tmp_path / "c.png")
+    figures.plot_history([root], "dual_change", mean=True, output=tmp_path / "m.png")
+    figures.plot_history([root], "dual_change", output=tmp_path / "h.png")
     curves, mean, cells = (fig.axes[0] for fig in drawn)
     assert (curves.get_xlabel(), curves.get_ylabel()) == ("number of constraints", "kernel k-means NMI (0–1)")
     assert mean.get_ylabel() == cells.get_ylabel() == "relative dual change per sweep"
     assert curves.get_legend().get_title().get_text() == "mean ± std over 3 seeds"
     assert mean.get_legend().get_title().get_text() == "mean ± std over 3 seeds"
     assert cells.get_legend().get_title().get_text() == ""                     # one line per cell: no spread
-    assert report.axis_label("seconds") == "solver wall time (s)" and report.axis_label("my.key") == "my.key"
-    assert report.spread_caption([3, 2, 3]) == "mean ± std over 2–3 seeds"
-    assert report.spread_caption([1, 1]) == "one seed each (no spread shown)"
+    assert figure_labels.axis_label("seconds") == "solver wall time (s)" and figure_labels.axis_label("my.key") == "my.key"
+    assert figure_labels.spread_caption([3, 2, 3]) == "mean ± std over 2–3 seeds"
+    assert figure_labels.spread_caption([1, 1]) == "one seed each (no spread shown)"
     assert_human([curves.get_xlabel(), curves.get_ylabel(), mean.get_ylabel()])
 
 
@@ -175,14 +176,14 @@ def test_series_differ_in_marker_and_line_style(quick, drawn, tmp_path):
     """Curves that coincide (tsuda2005 Fig. 3) stay apart: no two series share marker or line style
     among the first four, and no two of the first 28 share both."""
     root = quick / "results" / "quick_iris_burg"
-    df, _ = report.load_records([root], "plot")
-    report.plot_curves(df, "nmi", "constraints.count", "seed", output=tmp_path / "c.png")
-    report.plot_history([root], "dual_change", output=tmp_path / "h.png")
+    df, _ = records.load_records([root], "plot")
+    figures.plot_curves(df, "nmi", "constraints.count", "seed", output=tmp_path / "c.png")
+    figures.plot_history([root], "dual_change", output=tmp_path / "h.png")
     curves, cells = (series(fig.axes[0]) for fig in drawn)
     assert len(curves) == 3 and len(cells) == 9 and len(set(cells)) == 9
     for styles in (curves, cells[:4]):
         assert len({m for _, m, _ in styles}) == len(styles) and len({ls for _, _, ls in styles}) == len(styles)
-    assert len({report.series_style(k)["marker"] + report.series_style(k)["ls"] for k in range(28)}) == 28
+    assert len({figure_labels.series_style(k)["marker"] + figure_labels.series_style(k)["ls"] for k in range(28)}) == 28
     assert {c.lines[0].get_markerfacecolor() for c in drawn[0].axes[0].containers} == {"none"}    # open markers
 
 
@@ -196,15 +197,15 @@ def test_plot_history_uses_log_y_where_values_span_decades(quick, drawn, inproc,
     assert [fig.axes[0].get_yscale() for fig in drawn] == ["log", "linear", "log"]
     for seed in range(2):
         write_cell(tmp_path / "out", f"c{seed}", grid={}, seed=seed, history={"objective": [1e3, 1.0, -0.5 - seed]})
-    report.plot_history([tmp_path / "out"], "objective", output=tmp_path / "d.png")
+    figures.plot_history([tmp_path / "out"], "objective", output=tmp_path / "d.png")
     assert drawn[-1].axes[0].get_yscale() == "linear"
-    assert report.log_values([[1e-4, 2.0]], None) and not report.log_values([[0.5, 20.0]], None)
-    assert not report.log_values([[1e-4, 2.0]], False)
+    assert figure_labels.log_values([[1e-4, 2.0]], None) and not figure_labels.log_values([[0.5, 20.0]], None)
+    assert not figure_labels.log_values([[1e-4, 2.0]], False)
 
 
 @pytest.mark.parametrize("suffix", [".png", ".svg", ".pdf"])
 def test_figures_are_the_same_bytes_for_the_same_inputs(quick, tmp_path, suffix):
     root = quick / "results" / "quick_iris_burg"
     for name in ("a", "b"):
-        report.plot_history([root], "dual_change", mean=True, logx=True, output=tmp_path / f"{name}{suffix}")
+        figures.plot_history([root], "dual_change", mean=True, logx=True, output=tmp_path / f"{name}{suffix}")
     assert (tmp_path / f"a{suffix}").read_bytes() == (tmp_path / f"b{suffix}").read_bytes()

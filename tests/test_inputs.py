@@ -14,7 +14,7 @@ from kernlearn_cli.errors import DataError
 from kernlearn_cli.experiment import _load_dataset, _key
 from kernlearn_cli.io import changed_inputs, input_files
 from kernlearn_cli.registry import datasets
-from kernlearn_cli.report import load_records
+from kernlearn_cli.report.records import load_records
 from kernlearn_cli.runner import run_config
 
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from kernlearn_cli.errors import ConfigError
-from kernlearn_cli.runner import sbatch_script
+from kernlearn_cli.slurm import sbatch_script
 
 from conftest import REPO
 
@@ -81,3 +81,29 @@ def test_cli_slurm_cpus_per_task(tmp_path, inproc):
     assert code == 0, stderr
     text = Path(stdout.strip()).read_text()
     assert "#SBATCH --cpus-per-task=4" in text and "--cells-per-task 3 --jobs 3" in run_line(text)
+
+
+def test_one_array_launcher_checks_everything_before_it_writes(tmp_path, inproc):
+    """``kernlearn slurm`` and ``reproduce --launcher slurm`` share one launch path (issue 46, item 2):
+    ``array_job`` checks the config, the CPUs, the cells per task and the folder, packs the cells, and
+    writes nothing until ``write``; the CLI's script is its text."""
+    from kernlearn_cli.config import load_cells
+    from kernlearn_cli.slurm import array_job
+
+    cfg = REPO / "configs" / "quick.yaml"
+    n = len(load_cells(cfg)[1])
+    options = dict(partition=None, time=None, mem=None)
+    job = array_job(cfg, tmp_path / "out", [], None, cells_per_task=1, max_array_size=2, cpus=1, python=sys.executable,
+                    **options)
+    assert (job.name, job.cells, job.per_task, job.tasks) == ("quick_iris_burg", n, -(-n // 2), 2)
+    assert "#SBATCH --array=0-1" in job.text and not (tmp_path / "out").exists()
+    with pytest.raises(ConfigError, match="--cpus-per-task must be >= 1, got 0"):     # reproduce's cells per task is
+        array_job(cfg, tmp_path / "out", [], None, cells_per_task=0, max_array_size=2, cpus=0, python="/py",
+                  **options)                                                              # min(cpus, jobs)
+    with pytest.raises(ConfigError, match="--cells-per-task must be >= 1, got 0"):
+        array_job(cfg, tmp_path / "out", [], None, cells_per_task=0, max_array_size=2, cpus=1, python="/py", **options)
+    assert not (tmp_path / "out").exists()
+    code, stdout, stderr = inproc("slurm", cfg, "--out", tmp_path / "out", "--max-array-size", 2)
+    assert code == 0, stderr
+    assert Path(stdout.strip()) == (tmp_path / "out" / "slurm" / "quick_iris_burg.sbatch").resolve()
+    assert Path(stdout.strip()).read_text() == job.text

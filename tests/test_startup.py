@@ -13,7 +13,8 @@ import yaml
 from kernlearn_cli.config import Grid, check_cell, expand, load
 from kernlearn_cli.errors import ConfigError
 from kernlearn_cli.registry import BUILTINS, REGISTRIES, _load_builtins
-from kernlearn_cli.runner import sbatch_script, select_cells, task_count
+from kernlearn_cli.runner import select_cells, task_count
+from kernlearn_cli.slurm import sbatch_script
 
 REPO = Path(__file__).resolve().parents[1]
 

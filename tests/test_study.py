@@ -227,7 +227,7 @@ def test_paper_item_is_the_table_figure_or_section(where, item):
 def test_every_paper_study_checks(paper, monkeypatch):
     """Each committed study loads (so each number names a table of the study with a metric) and its
     configs expand, full and quick."""
-    from kernlearn_cli.reproduce import check
+    from kernlearn_cli.reproduce.plan import check
 
     monkeypatch.chdir(REPO)
     study = load_study(REPO / "configs" / "papers" / paper / "study.yaml")
@@ -273,7 +273,7 @@ def test_a_capped_count_is_judged_as_a_lower_bound(rule, ours, paper, verdict):
 def test_capped_cells_make_lower_bounds_by_default():
     """entry_stats counts the cells stopped on a budget, and their entries are lower bounds:
     no table can declare them values (``capped:`` is gone)."""
-    from kernlearn_cli.report import entry_stats
+    from kernlearn_cli.report.tables import entry_stats
 
     df = pd.DataFrame({"dataset": ["a", "a", "b"], "solver": ["s"] * 3, "iterations": [10000, 9000, 5000],
                        "converged": [False, True, True], "cert_stopped_by": ["max_path_iter", "tolerance", "tolerance"]})
@@ -358,7 +358,7 @@ def test_plot_paths_mean_over_seeds(tmp_path):
     import json
 
     from kernlearn_cli.errors import KernlearnError
-    from kernlearn_cli.report import plot_paths
+    from kernlearn_cli.report.figures import plot_paths
 
     base = {"experiment": "e", "grid": {}, "solver": "trin", "dataset": "d", "constraints": 1, "n": 3,
             "rank0": 3, "iterations": 1, "objective": 0.0, "seconds": 0.1}
@@ -419,7 +419,7 @@ def test_labelings_by_budget_equal_time_not_equal_counts():
 def test_every_paper_page_cites_its_paper_and_groups_untested_statements_by_reason():
     """Each committed study gives a full citation (authors, title, venue, year, URL) and its page
     opens with it; a reason shared by several untested statements is given once, with their count."""
-    from kernlearn_cli.reproduce import citation_text
+    from kernlearn_cli.reproduce.pages import citation_text
 
     for path in find_studies("all", REPO / "configs" / "papers"):
         study = load_study(path)
@@ -438,7 +438,7 @@ def test_every_paper_page_cites_its_paper_and_groups_untested_statements_by_reas
 
 
 def test_untested_section_and_citation_text():
-    from kernlearn_cli.reproduce import citation_text, untested_section
+    from kernlearn_cli.reproduce.pages import citation_text, untested_section
 
     section = untested_section([("Table 1, a, x = 1", "budget"), ("Table 1, a, x = 2", "budget"),
                                 ("Fig. 2: 'p, q'", "qualitative"), ("Table 1, b, x = 1", "budget")])

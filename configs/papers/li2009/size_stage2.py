@@ -12,7 +12,7 @@ from pathlib import Path
 
 from kernlearn_cli.archive import Archive
 from kernlearn_cli.config import expand
-from kernlearn_cli.reproduce import Layout, expected_config
+from kernlearn_cli.reproduce.layout import Layout, expected_config
 from kernlearn_cli.study import labelings_by_budget, load_study
 
 BUDGET = 4 * 3600.0                 # the whole study, CPU seconds on this 2-core machine

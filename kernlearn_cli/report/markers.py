@@ -1,0 +1,35 @@
+"""Filling a Markdown file's block ``<!-- kernlearn:NAME -->`` ... ``<!-- /kernlearn:NAME -->``
+(``collect --into``, the README's status table)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from ..errors import ConfigError
+from ..io import atomic_path
+
+
+def _marker_pattern(marker: str) -> re.Pattern:
+    return re.compile(rf"(<!-- kernlearn:{re.escape(marker)} -->\n).*?(<!-- /kernlearn:{re.escape(marker)} -->)", re.S)
+
+
+def check_marker(path: Path, marker: str) -> None:
+    """Refuse ``--into PATH --marker NAME`` unless PATH exists and holds the block NAME."""
+    path = Path(path)
+    if not path.is_file():
+        raise ConfigError(f"collect --into '{path}': file not found; --into names an existing Markdown file "
+                          f"holding '<!-- kernlearn:{marker} -->' ... '<!-- /kernlearn:{marker} -->'.")
+    if not _marker_pattern(marker).search(path.read_text()):
+        raise ConfigError(f"--into {path}: no block '<!-- kernlearn:{marker} -->' ... "
+                          f"'<!-- /kernlearn:{marker} -->' to fill.")
+
+
+def fill_marker(path: Path, marker: str, text: str) -> None:
+    """Replace what stands between ``<!-- kernlearn:MARKER -->`` and ``<!-- /kernlearn:MARKER -->``."""
+    check_marker(path, marker)
+    path = Path(path)
+    source = path.read_text()
+    pattern = _marker_pattern(marker)
+    with atomic_path(path) as tmp:
+        tmp.write_text(pattern.sub(lambda m: m.group(1) + text.rstrip() + "\n" + m.group(2), source))
