@@ -24,6 +24,7 @@ import pandas as pd
 
 from .errors import ConfigError, DataError, KernlearnError
 from .io import FACTORS, RECORD, atomic_path, cell_state, changed_inputs, describe_changes, read_record
+from .types import CAPPED
 
 #: Deterministic per-cell results besides the metrics; the solver's times are kept apart
 #: (``timing.*``) so that tables of the same config are identical, bit for bit.
@@ -33,8 +34,6 @@ SUMMARY = ("iterations", "objective")
 TIMING = ("seconds", "cpu_seconds")
 _NOT_SETTINGS = {"cell", "seed", "converged", "constraints", "n", "rank0", *TIMING, *SUMMARY,
                  "cert_check", "cert_value", "cert_tol", "cert_ratio", "cert_stopped_by"}
-#: How a solver says it stopped on an iteration budget (its counts are then lower bounds).
-CAPS = ("max_iter", "max_path_iter")
 #: Marks a paper-table entry (or a figure point) that includes cells whose certificate was not met.
 MARK = "†"
 
@@ -568,12 +567,12 @@ def pooled_settings(df: pd.DataFrame, keys: list[str]) -> dict[tuple, dict[str, 
 def entry_stats(df: pd.DataFrame, metric: str, rows: str, cols: str, agg: str = "mean") -> pd.DataFrame:
     """Per entry (``row``, ``col``) of a paper table: ``value`` (the mean over seeds, or ``agg``),
     ``std``, ``min``, ``max``, ``seeds`` (finished cells), ``unconverged`` (cells whose certificate was not met) and
-    ``capped`` (cells that stopped on an iteration budget, :data:`CAPS`)."""
+    ``capped`` (cells that stopped on an iteration budget, :data:`~kernlearn_cli.types.CAPPED`)."""
     keys = [df[rows], df[cols]]
     g = df.groupby(keys, dropna=False)[metric]
     stats = g.agg(["mean", "std", "min", "max", "size"])
     stats["unconverged"] = (df["converged"] == False).groupby(keys, dropna=False).sum()  # noqa: E712
-    capped = df["cert_stopped_by"].isin(CAPS) if "cert_stopped_by" in df else pd.Series(False, index=df.index)
+    capped = df["cert_stopped_by"].isin(CAPPED) if "cert_stopped_by" in df else pd.Series(False, index=df.index)
     stats["capped"] = capped.groupby(keys, dropna=False).sum()
     stats.index.names = ["row", "col"]
     stats = stats.reset_index()
