@@ -1,5 +1,7 @@
 """The solvers as scikit-learn estimators, for notebooks and pipelines.
 
+A solver registered with an ``estimator`` (:class:`~kernlearn_cli.registry.EstimatorSpec`; built in or
+by a plugin) has one, named there (``BurgKernel``, ``TRINKernel``, ...; :data:`ESTIMATORS` by solver).
 Each estimator learns a kernel on the training points X from side information: the constraints a
 generator draws from the labels y (the same generators a config names), or a
 :class:`~kernlearn_cli.types.Constraints` given to ``fit``.  It calls the registered solver, the
@@ -14,9 +16,8 @@ a config's are, and keeps
 inductive (:mod:`kernlearn_cli.embed`; the registry's ``inductive``, listed by
 :func:`kernlearn_cli.registry.inductive_text`): through the initial factor with a ``linear`` or
 ``rbf`` initial kernel, or through the landmarks; a transductive method transforms its training
-points only.  A solver that does
-not converge warns with :class:`~kernlearn_cli.solvers.protocol.ConvergenceWarning`, as on the
-command line.  The output columns are named ``burgkernel0``, ``burgkernel1``, ...
+points only.  A solver that does not converge warns with
+:class:`~kernlearn_cli.solvers.protocol.ConvergenceWarning`, as on the command line.  The output columns are named ``burgkernel0``, ``burgkernel1``, ...
 (``get_feature_names_out``), and ``set_output(transform="pandas")`` gives DataFrames.
 
 ``random_state`` follows scikit-learn: an int is the cell's seed (the same bits as ``kernlearn
