@@ -406,11 +406,14 @@ def warmup(config: Optional[Path] = typer.Argument(None, help="YAML experiment c
 
     from .config import Grid, load
     from .experiment import numba_cache, warmup as warmup_
-    from .registry import solvers
+    from .registry import load_plugins, solvers
 
     t0 = time.perf_counter()
-    names = solvers.names() if config is None else sorted({cell.config["solver"]["name"]
-                                                            for cell in Grid(load(config, set_, every_cell=False))})
+    if config is None:
+        load_plugins("warmup")                          # every solver: the built-ins and the plugins'
+        names = solvers.names()
+    else:
+        names = sorted({cell.config["solver"]["name"] for cell in Grid(load(config, set_, every_cell=False))})
     for name, what, seconds in warmup_(names):
         typer.echo(f"{name:<14} {seconds:6.2f} s  {what}")
     typer.echo(f"warmup: done in {time.perf_counter() - t0:.2f} s; numba cache: {numba_cache()}")

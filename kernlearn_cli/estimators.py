@@ -1,5 +1,7 @@
 """The solvers as scikit-learn estimators, for notebooks and pipelines.
 
+A solver registered with an ``estimator`` (:class:`~kernlearn_cli.registry.EstimatorSpec`; built in or
+by a plugin) has one, named there (``BurgKernel``, ``TRINKernel``, ...; :data:`ESTIMATORS` by solver).
 Each estimator learns a kernel on the training points X from side information: the constraints a
 generator draws from the labels y (the same generators a config names), or a
 :class:`~kernlearn_cli.types.Constraints` given to ``fit``.  It calls the registered solver, the
@@ -11,11 +13,11 @@ a config's are, and keeps
 - ``constraints_``: the constraints used.
 
 ``transform(X_new)`` gives the rows of the learned factor for new points where the method is
-inductive (:mod:`kernlearn_cli.embed`): through the initial factor for ``burg``, ``von_neumann``,
-``trin`` and ``pr_cg`` with a ``linear`` or ``rbf`` initial kernel, through the landmarks for the
-Nyström solvers; a transductive method transforms its training points only.  A solver that does
-not converge warns with :class:`~kernlearn_cli.solvers.protocol.ConvergenceWarning`, as on the
-command line.  The output columns are named ``burgkernel0``, ``burgkernel1``, ...
+inductive (:mod:`kernlearn_cli.embed`; the registry's ``inductive``, listed by
+:func:`kernlearn_cli.registry.inductive_text`): through the initial factor with a ``linear`` or
+``rbf`` initial kernel, or through the landmarks; a transductive method transforms its training
+points only.  A solver that does not converge warns with
+:class:`~kernlearn_cli.solvers.protocol.ConvergenceWarning`, as on the command line.  The output columns are named ``burgkernel0``, ``burgkernel1``, ...
 (``get_feature_names_out``), and ``set_output(transform="pandas")`` gives DataFrames.
 
 ``random_state`` follows scikit-learn: an int is the cell's seed (the same bits as ``kernlearn
@@ -34,6 +36,7 @@ an RBF kernel by default).
 
 from __future__ import annotations
 
+import functools
 import inspect
 import numbers
 
@@ -67,9 +70,9 @@ def cell_seed(random_state) -> int:
 class KernelLearner(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
     """Base of the estimators: a registered solver (``_solver``) as a transformer.
 
-    Subclasses are made by :func:`_learner`, whose ``__init__`` takes the initial ``kernel`` and
-    its ``kernel_params``, the ``constraints`` generator and its ``constraint_params`` (with a
-    ``reference`` kernel, as in a config), ``random_state`` (the cell's seed, see
+    Subclasses are made by :func:`estimator_class` from a solver's registry entry; their ``__init__``
+    takes the initial ``kernel`` and its ``kernel_params``, the ``constraints`` generator and its
+    ``constraint_params`` (with a ``reference`` kernel, as in a config), ``random_state`` (the cell's seed, see
     :func:`cell_seed`) and every setting of the solver, with the solver's defaults.  The
     columns of ``transform`` are named ``<class name, lower case>0`` ... (``get_feature_names_out``;
     ``set_output(transform="pandas")``).
@@ -177,17 +180,30 @@ class KernelLearner(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstim
         return tags
 
 
-def _learner(class_name: str, solver: str, *, kernel: str | None, constraints: str, summary: str,
-             constraint_defaults: dict | None = None) -> type:
-    """An estimator class for a registered solver, its ``__init__`` from the solver's settings
-    (names, defaults) and the components' defaults; sklearn reads the parameters from it."""
-    settings = solvers.get(solver).parameters()
-    fixed = [("kernel", kernel), ("kernel_params", None), ("constraints", constraints),
-             ("constraint_params", None), ("random_state", 0)]
-    if kernel is None:
+@functools.cache
+def estimator_class(solver: str) -> type:
+    """The estimator class of a registered solver, from its registry entry's ``estimator``
+    (:class:`~kernlearn_cli.registry.EstimatorSpec`): its ``__init__`` from the solver's settings (names,
+    defaults) and the components' defaults; sklearn reads the parameters from it.
+
+    Raises
+    ------
+    ValueError
+        A solver registered without an estimator.
+    """
+    entry = solvers.get(solver)
+    spec = entry.estimator
+    if spec is None:
+        raise ValueError(f"solver '{solver}' has no estimator (solvers.register(..., estimator=EstimatorSpec(...))); "
+                         f"those with one: {', '.join(ESTIMATORS)}.")
+    settings = entry.parameters()
+    fixed = [("kernel", None if entry.instead_of_kernel else spec.kernel), ("kernel_params", None),
+             ("constraints", spec.constraints), ("constraint_params", None), ("random_state", 0)]
+    if entry.instead_of_kernel:
         fixed = fixed[2:]
     names = [n for n, _ in fixed] + list(settings)
     defaults = dict(fixed) | {n: p.default for n, p in settings.items()}
+    class_name = spec.name
 
     def __init__(self, **kwargs):
         for name in names:
@@ -198,43 +214,16 @@ def _learner(class_name: str, solver: str, *, kernel: str | None, constraints: s
     __init__.__signature__ = inspect.Signature(
         [inspect.Parameter("self", inspect.Parameter.POSITIONAL_OR_KEYWORD)]
         + [inspect.Parameter(n, inspect.Parameter.KEYWORD_ONLY, default=defaults[n]) for n in names])
-    doc = (f"{summary}\n\nThe solver ``{solver}`` (``kernlearn list solvers``; docs/solvers.md) as an estimator:"
+    doc = (f"{spec.summary}\n\nThe solver ``{solver}`` (``kernlearn list solvers``; docs/solvers.md) as an estimator:"
            f" see :mod:`kernlearn_cli.estimators`. Parameters: {', '.join(names)}.")
     cls = type(class_name, (KernelLearner,), {"__init__": __init__, "__doc__": doc, "_solver": solver,
                                               "_settings": tuple(settings), "__module__": __name__,
-                                              "_constraint_defaults": dict(constraint_defaults or {})})
-    if kernel is None:
+                                              "_constraint_defaults": dict(spec.constraint_defaults)})
+    if entry.instead_of_kernel:
         cls.kernel, cls.kernel_params = None, None
     return cls
 
 
-BurgKernel = _learner("BurgKernel", "burg", kernel="linear", constraints="idealized_pairs",
-                      constraint_defaults={"count": 20},
-                      summary="Low-rank LogDet (Burg) kernel learning by cyclic Bregman projections (Kulis et al. 2006).")
-VonNeumannKernel = _learner("VonNeumannKernel", "von_neumann", kernel="linear", constraints="idealized_pairs",
-                            constraint_defaults={"count": 20},
-                            summary="Low-rank von Neumann kernel learning by cyclic Bregman projections "
-                                    "(Kulis et al. 2006).")
-TRINKernel = _learner("TRINKernel", "trin", kernel="linear", constraints="neighbor_triplets",
-                      summary="Trust-region inexact Newton kernel learning with a LogDet regularizer (Li et al. 2009).")
-PRCGKernel = _learner("PRCGKernel", "pr_cg", kernel="linear", constraints="neighbor_triplets",
-                      summary="Polak-Ribière⁺ CG on Li et al.'s (2009) objective (their Table 4 baseline).")
-ADMMKernel = _learner("ADMMKernel", "admm", kernel=None, constraints="must_cannot",
-                      summary="Pairwise constraint propagation by ADMM (Hu & Kwok 2013, KL_ADMM); transductive.")
-NystromKernel = _learner("NystromKernel", "nystrom", kernel=None, constraints="labeled_subset",
-                         constraint_defaults={"fraction": 0.2, "every_class": True}, summary="The standard Nyström kernel of landmarks (the baseline of Zhang et al. 2012).")
-NystromPriorKernel = _learner("NystromPriorKernel", "nystrom_prior", kernel=None, constraints="labeled_subset",
-                              constraint_defaults={"fraction": 0.2, "every_class": True}, summary="Generalized Nyström with priors (Zhang et al. 2012), by gradient mapping.")
-DefiniteBoostKernel = _learner("DefiniteBoostKernel", "definiteboost", kernel="rbf",
-                               constraints="idealized_pairs", constraint_defaults={"count": 20},
-                               summary="DefiniteBoost (Tsuda et al. 2005): von Neumann projections on all "
-                                       "constraints at once; transductive.")
-MEGKernel = _learner("MEGKernel", "meg", kernel="identity", constraints="distance_stream",
-                     constraint_defaults={"count": 1000, "reference": {"name": "rbf"}},
-                     summary="On-line Matrix Exponentiated Gradient (Tsuda et al. 2005, Sec. 3): one trial per "
-                             "example of a stream of squared distances under the reference kernel of "
-                             "constraint_params (labels not needed); transductive.")
-
-#: The estimators, by solver.
-ESTIMATORS = {cls._solver: cls for cls in (BurgKernel, VonNeumannKernel, TRINKernel, PRCGKernel, ADMMKernel,
-                                           NystromKernel, NystromPriorKernel, DefiniteBoostKernel, MEGKernel)}
+#: The estimators, by solver: every solver registered (built in or by a plugin) with an ``estimator``.
+ESTIMATORS = {e.name: estimator_class(e.name) for e in solvers.entries() if e.estimator is not None}
+globals().update({cls.__name__: cls for cls in ESTIMATORS.values()})     # BurgKernel, VonNeumannKernel, ...

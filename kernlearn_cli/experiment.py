@@ -421,20 +421,19 @@ def share_initial_factor(result, G0: np.ndarray | None, out_dir: Path) -> dict:
 #: ``warmup``'s tiny problem: 40 points of two Gaussians in 3 dimensions and an RBF kernel.
 WARMUP_CELL = {"name": "warmup", "seed": 0, "dataset": {"name": "two_gaussians", "n": 40, "dim": 3},
                "kernel": {"name": "rbf"}, "evaluate": []}
-#: The solvers with numba kernels.  Burg's and von Neumann's compile when their module is imported
-#: (their sweep is declared with a signature: None here); the others' on their first call, so
-#: ``warmup`` runs them once on the tiny problem with these constraints and their default settings
-#: (the kernels' types do not depend on the settings).
-NUMBA_SOLVERS = {"burg": None, "von_neumann": None, "admm": {"name": "must_cannot", "count": 20},
-                 "definiteboost": {"name": "idealized_pairs", "count": 20}}
 
 
 def warmup(names: Iterable[str]) -> Iterator[tuple[str, str, float]]:
     """Compile the numba kernels of the named solvers into numba's on-disk cache (or load them from it),
     so that a run or array task after it loads every kernel instead of compiling it.
 
-    Yields, for numba itself and then each named solver of :data:`NUMBA_SOLVERS`, its name, what
-    was done and the seconds it took; the other solvers have nothing to compile.
+    What a solver needs is its registry entry's ``warmup`` (:class:`~kernlearn_cli.registry.Entry`):
+    importing its module (kernels declared with a signature compile then), or a run on the tiny
+    problem :data:`WARMUP_CELL` with the entry's constraints (kernel, settings; the kernels' types do
+    not depend on them) and otherwise the solver's defaults.
+
+    Yields, for numba itself and then each named solver with kernels to compile, its name, what was
+    done and the seconds it took; the other solvers have nothing to compile.
     """
     from .registry import solvers
 
@@ -442,20 +441,20 @@ def warmup(names: Iterable[str]) -> Iterator[tuple[str, str, float]]:
     import numba  # noqa: F401
     yield "numba", "imported", time.perf_counter() - t0
     for name in names:
-        if name not in NUMBA_SOLVERS:
-            continue
         t0 = time.perf_counter()
         entry = solvers.get(name, "warmup")
+        if not entry.warmup:
+            continue
         what = "imported: kernels compiled, or loaded from the cache"
-        if NUMBA_SOLVERS[name] is not None:
-            cfg = {**WARMUP_CELL, "constraints": NUMBA_SOLVERS[name], "solver": {"name": name}}
+        if isinstance(entry.warmup, dict):
+            cfg = {**WARMUP_CELL, **entry.warmup, "solver": {**entry.warmup.get("solver", {}), "name": name}}
             if entry.instead_of_kernel:                     # a solver that takes no initial kernel
                 del cfg["kernel"]
             cell = Cell(0, cfg)
             prep = prepare(cell, "warmup")
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")              # a tiny problem need not converge
-                entry.func(prep.G0, prep.constraints, **prep.solver_extra)
+                entry.func(prep.G0, prep.constraints, **prep.solver_extra, **prep.bound["solver"][1])
             what = f"ran on {WARMUP_CELL['dataset']['n']} points: kernels compiled, or loaded from the cache"
         yield name, what, time.perf_counter() - t0
 

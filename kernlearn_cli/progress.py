@@ -21,9 +21,6 @@ import threading
 import time
 from contextlib import contextmanager
 
-#: Settings that bound a solver's iterations, in the order they are looked up (the first present).
-ITERATION_LIMITS = ("max_sweeps", "max_iter", "max_steps", "iterations")
-
 #: A solver's iteration limit: its setting's name and value, e.g. ``("max_iter", 500)``.
 Limit = tuple[str, int]
 
@@ -47,12 +44,12 @@ def per_iteration(seconds: float) -> str:
     return f"{seconds:.3g}s" if seconds < 60 else clock(seconds)
 
 
-def iteration_limit(solver_params: dict) -> Limit | None:
-    """The iteration limit among a solver's bound settings (:data:`ITERATION_LIMITS`), if any."""
-    for key in ITERATION_LIMITS:
-        value = solver_params.get(key)
-        if isinstance(value, int) and not isinstance(value, bool) and value > 0:
-            return key, value
+def iteration_limit(solver_params: dict, budget: str) -> Limit | None:
+    """The iteration limit of a solver whose setting ``budget`` bounds its iterations (its registry
+    entry's ``budget``; empty for none), from its bound settings: None unless a positive int."""
+    value = solver_params.get(budget) if budget else None
+    if isinstance(value, int) and not isinstance(value, bool) and value > 0:
+        return budget, value
     return None
 
 

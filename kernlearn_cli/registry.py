@@ -45,6 +45,15 @@ class Entry:
     ``exact`` (solvers only) says whether the solver enforces its constraints exactly, so that two rows
     bounding one quantity incompatibly make its problem infeasible (:meth:`Entry.enforces_exactly`); the
     runner refuses such a set before solving (:func:`kernlearn_cli.experiment.refuse_conflicts`).
+    ``warmup`` (solvers only) says what ``kernlearn warmup`` does to compile the solver's numba kernels
+    (:func:`kernlearn_cli.experiment.warmup`): nothing (False), import its module (True: kernels declared
+    with a signature compile then), or run it once on a tiny problem (a mapping: the ``constraints``
+    spec, and optionally a ``kernel`` spec and ``solver`` settings, replacing those of
+    :data:`~kernlearn_cli.experiment.WARMUP_CELL`).  ``budget`` (solvers only) names the setting that
+    bounds its iterations, for the ``k of max`` of progress (:func:`kernlearn_cli.runner.iteration_limit`);
+    empty for none.  ``estimator`` (solvers only) describes its scikit-learn estimator
+    (:class:`EstimatorSpec`, :mod:`kernlearn_cli.estimators`); None for none.  When its iteration budget
+    runs out, a solver's certificate says so with a word of :data:`kernlearn_cli.types.CAPPED`.
     """
 
     name: str
@@ -56,6 +65,9 @@ class Entry:
     #: False (soft constraints: a loss, a penalty, on-line examples, or none), True (always exact), or
     #: the settings that make them soft when given a value other than their default (e.g. ``slack``).
     exact: bool | tuple[str, ...] = False
+    warmup: bool | dict = False
+    budget: str = ""
+    estimator: EstimatorSpec | None = None
     #: Setting -> its annotation with the ``Annotated`` metadata (evaluated once, at registration) ...
     hints: dict[str, Any] = field(default_factory=dict)
     #: ... and its check, ``(value, where) -> converted value`` (:func:`kernlearn_cli.params.compile_check`).
@@ -83,6 +95,33 @@ class Entry:
         return {p: docs.get(p, "") for p in self.parameters()}
 
 
+@dataclass(frozen=True)
+class EstimatorSpec:
+    """A solver's scikit-learn estimator (:func:`kernlearn_cli.estimators.estimator_class`).
+
+    Parameters
+    ----------
+    name : str
+        The class name, e.g. ``"BurgKernel"``; its ``transform`` columns are ``burgkernel0``, ...
+    summary : str
+        The first line of the class's docstring.
+    kernel : str
+        The default initial kernel (a ``kernel`` parameter); not used by a solver registered with
+        ``instead_of_kernel`` (its estimator has no ``kernel`` parameter).
+    constraints : str
+        The default constraint generator, drawing the constraints from the labels ``y``.
+    constraint_defaults : dict
+        The generator's settings when ``constraint_params`` is None (with a ``reference`` kernel spec,
+        as a config's ``constraints.reference``).
+    """
+
+    name: str
+    summary: str
+    kernel: str = "linear"
+    constraints: str = "idealized_pairs"
+    constraint_defaults: dict = field(default_factory=dict)
+
+
 def settings(func: Callable) -> dict[str, inspect.Parameter]:
     """The keyword-only parameters of ``func`` that a config may set (not :data:`RUNNER_KEYWORDS`)."""
     return {p.name: p for p in inspect.signature(func).parameters.values()
@@ -106,7 +145,8 @@ class Registry:
         self._builtins = builtins
 
     def register(self, name: str, *, triplets: bool = False, instead_of_kernel: str = "", inductive: str = "",
-                 exact: bool | tuple[str, ...] = False):
+                 exact: bool | tuple[str, ...] = False, warmup: bool | dict = False, budget: str = "",
+                 estimator: EstimatorSpec | None = None):
         """Decorator registering ``func`` under ``name``.
 
         Parameters
@@ -125,6 +165,21 @@ class Registry:
             For solvers: True when the solver enforces its constraints exactly (contradicting rows are
             refused before solving), or the names of the settings that make them soft when set to a
             value other than their default (``("slack", ...)``); False (default) for soft constraints.
+        warmup : bool or dict
+            For solvers with numba kernels: True when importing the module compiles them (declared with
+            a signature), or the cell parts (``constraints``; optionally ``kernel``, ``solver`` settings)
+            of the tiny problem ``kernlearn warmup`` runs the solver on to compile them; False (default)
+            for a solver without compiled kernels.
+        budget : str
+            For solvers: the setting (an int) that bounds the iterations, e.g. ``"max_iter"``; empty
+            (default) for none.
+        estimator : EstimatorSpec, optional
+            For solvers: its scikit-learn estimator; None (default) for none.
+
+        Raises
+        ------
+        ValueError
+            An unknown ``inductive``, or a ``budget`` that is not one of the solver's settings.
         """
         if inductive not in ("", *INDUCTIVE):
             raise ValueError(f"{self.kind} '{name}': inductive must be '' or one of {', '.join(INDUCTIVE)}, "
@@ -135,6 +190,9 @@ class Registry:
                 raise RuntimeError(f"{self.kind} '{name}' registered twice")
             doc = inspect.getdoc(func) or ""
             hints = settings_hints(func, settings(func))
+            if budget and budget not in hints:
+                raise ValueError(f"{self.kind} '{name}': budget must name one of its settings "
+                                 f"({', '.join(hints) or 'none'}), got {budget!r}.")
             checks = {key: compile_check(tp) for key, tp in hints.items()}
             where = f"{self.kind} '{name}'"
 
@@ -145,7 +203,8 @@ class Registry:
 
             self._entries[name] = Entry(name, checked, doc.split("\n\n")[0].replace("\n", " "), triplets=triplets,
                                         instead_of_kernel=instead_of_kernel, inductive=inductive, exact=exact,
-                                        hints=hints, checks=checks)
+                                        warmup=warmup, budget=budget, estimator=estimator, hints=hints,
+                                        checks=checks)
             return checked
         return deco
 
@@ -162,8 +221,9 @@ class Registry:
         return sorted(set(self._entries) | set(self._builtins))
 
     def entries(self) -> list[Entry]:
-        """Every entry (imports every built-in module and every plugin)."""
-        _load_builtins()
+        """Every entry (imports the modules of every built-in of this kind and every plugin)."""
+        for module in sorted(set(self._builtins.values())):
+            importlib.import_module(module)
         load_plugins()
         return [self._entries[n] for n in self.names()]
 

@@ -131,17 +131,17 @@ def _run_one(cell: Cell, out: Path, where: str, force: bool, progress, workers: 
 
 
 def iteration_limit(cell: Cell) -> tuple[str, int] | None:
-    """The cell's solver iteration limit (its setting's name and value, else the solver's default), for
-    ``k of max``."""
+    """The cell's solver iteration limit (its registry entry's ``budget`` setting: its name and value,
+    else the solver's default), for ``k of max``."""
     from .progress import iteration_limit as limit
     from .registry import solvers
 
     settings = dict(cell.config["solver"])
     try:
-        defaults = solvers.get(settings["name"]).parameters()
+        entry = solvers.get(settings["name"])
     except KernlearnError:
         return None
-    return limit({**{k: p.default for k, p in defaults.items()}, **settings})
+    return limit({**{k: p.default for k, p in entry.parameters().items()}, **settings}, entry.budget)
 
 
 def run_cells(cells: list[Cell], out: Path, *, where: str, jobs: int = 1, force: bool = False,

@@ -218,6 +218,16 @@ class Constraints:
                         np.where(ge, np.maximum(self.bound - v, 0.0), np.abs(v - self.bound)))
 
 
+#: Why a solver's iteration ended (its certificate's ``stopped_by``), the words that mean it ran out of
+#: its iteration budget first: its counts then only bound the method's from below, and the tables count
+#: such cells as ``capped``.  Declared here (beside :class:`SolverResult`, so that reading records imports
+#: no solver) and checked by :class:`kernlearn_cli.solvers.protocol.Certificate`, which refuses any other.
+CAPPED = frozenset({"max_iter", "max_path_iter"})
+#: ... and the words that do not: its checks were met (``tolerance``; ``optimality``: the KKT conditions hold,
+#: nothing is violated or releasable), it can make no more progress (``stall``), or nothing is iterated (``fixed``).
+STOP_REASONS = CAPPED | {"tolerance", "optimality", "stall", "fixed"}
+
+
 @dataclass
 class SolverResult:
     """What every solver returns.

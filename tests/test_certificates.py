@@ -1,8 +1,8 @@
 """Certified results: every registered solver's ``converged`` is earned by its certificate, and the
 certificate agrees with one computed here, independently, from the returned factor.
 
-Each solver has a small instance below; a solver registered without one fails
-``test_every_registered_solver_has_an_instance``, so a new solver cannot skip this test.
+Each solver has a small instance in ``INSTANCES`` of tests/solver_specs.py; a solver registered without
+one fails ``test_every_registered_solver_has_an_instance``, so a new solver cannot skip this test.
 """
 
 import math
@@ -13,63 +13,14 @@ import pytest
 import scipy.linalg as sla
 import scipy.sparse as sp
 
-from kernlearn_cli.constraints.labeled import labeled_subset
-from kernlearn_cli.constraints.must_cannot import must_cannot
-from kernlearn_cli.data.synthetic import two_gaussians
 from kernlearn_cli.io import read_factors, write_factors
 from kernlearn_cli.registry import solvers
 from kernlearn_cli.solvers.protocol import Certificate, ConvergenceWarning, finish
 from kernlearn_cli.types import KINDS, SolverResult
 
 from reference import burg_divergence_dense, constraint_matrices
-from test_burg import feasible_instance
-from test_definiteboost import instance as db_instance
-from test_meg import random_factor, stream
-from test_trin import dense_A, instance as trin_instance
-
-
-# ---- instances: (G0, constraints, keyword arguments) per registered solver --------------------
-
-def _pairs(seed):
-    G0, C = feasible_instance(seed, n=30, r=5, c=12)
-    return G0, C, {}
-
-
-def _pcp(seed):
-    ds = two_gaussians(n=40, dim=4, seed=seed)
-    return None, must_cannot(ds, None, rng=np.random.default_rng(seed)), {"dataset": ds}
-
-
-def _nystrom(seed):
-    ds = two_gaussians(n=60, dim=3, seed=seed)
-    C = labeled_subset(ds, None, rng=np.random.default_rng(seed), count=16)
-    return None, C, {"dataset": ds, "rng": np.random.default_rng(seed + 1), "landmarks": 8}
-
-
-def _meg(seed):
-    rng = np.random.default_rng(seed)
-    F = random_factor(rng, 8)
-    return np.eye(8), stream(rng, F, 60), {"reference": F}
-
-
-def _trin(seed, tol=1e-6):
-    _, _, G0, C = trin_instance(seed, n=16, rate=0.05)
-    return G0, C, {"gamma": 4.0, "tol": tol}
-
-
-INSTANCES = {
-    "burg": _pairs,
-    "von_neumann": _pairs,
-    "definiteboost": lambda seed: (*db_instance(seed)[:2], {"dual_correction": True, "projection": "exact"}),
-    "trin": _trin,
-    "pr_cg": lambda seed: _trin(seed, tol=1e-4),          # PR+ is slow and stalls at rounding near 1e-6
-    "admm": lambda seed: (*_pcp(seed)[:2], {**_pcp(seed)[2], "rng": np.random.default_rng(seed), "max_iter": 3000}),
-    "pcp_sdp": _pcp,
-    "nystrom": lambda seed: _nystrom(seed),
-    "nystrom_prior": lambda seed: (*_nystrom(seed)[:2], {**_nystrom(seed)[2], "lam": [0.1, 1.0]}),
-    "meg": _meg,
-    "initial": _pairs,
-}
+from solver_specs import INSTANCES
+from test_trin import dense_A
 
 
 def solve(name, seed, **extra):

@@ -15,33 +15,12 @@ from sklearn.datasets import load_iris
 from threadpoolctl import threadpool_limits
 
 from conftest import kernlearn
+from solver_specs import CHECK_SETTINGS, EXPECTED_FAILED
 from kernlearn_cli.estimators import ESTIMATORS, BurgKernel, MEGKernel, cell_seed
 from kernlearn_cli.io import read_factors
 from kernlearn_cli.solvers.protocol import ConvergenceWarning
 
 REPO = Path(__file__).resolve().parents[1]
-
-#: Settings that let each estimator fit sklearn's tiny check data (10-30 points, 1-5 features).
-CHECK_SETTINGS = {"burg": {"slack": 1.0}, "von_neumann": {"slack": 1.0}, "nystrom": {"landmarks": 5},
-                  "nystrom_prior": {"landmarks": 5},
-                  "meg": {"constraint_params": {"count": 100, "reference": {"name": "rbf"}}}}
-TRANSDUCTIVE = "transductive: it transforms its training points only, and this check transforms others"
-TOO_FEW = ("the check fits 10 points; the constraint generator's defaults need more (10 in-class and 10 "
-           "out-of-class neighbours per labeled point)")
-#: sklearn checks that cannot apply, and why (docs/estimators in kernlearn_cli/estimators.py).
-EXPECTED_FAILED = {
-    "trin": {"check_fit2d_1feature": TOO_FEW},
-    "pr_cg": {"check_fit2d_1feature": TOO_FEW},
-    "admm": {"check_methods_sample_order_invariance": TRANSDUCTIVE, "check_methods_subset_invariance": TRANSDUCTIVE,
-             "check_fit_idempotent": TRANSDUCTIVE,
-             "check_estimators_nan_inf": "the check fits 10 points; the graph's bandwidth needs 10 neighbours",
-             "check_fit2d_1feature": "the check fits 10 points; the graph's bandwidth needs 10 neighbours"},
-    "definiteboost": {"check_methods_sample_order_invariance": TRANSDUCTIVE,
-                      "check_methods_subset_invariance": TRANSDUCTIVE, "check_fit_idempotent": TRANSDUCTIVE},
-    "meg": {"check_methods_sample_order_invariance": TRANSDUCTIVE,
-            "check_methods_subset_invariance": TRANSDUCTIVE, "check_fit_idempotent": TRANSDUCTIVE},
-}
-
 
 @pytest.mark.parametrize("solver", sorted(ESTIMATORS))
 def test_sklearn_estimator_checks(solver):

@@ -161,7 +161,9 @@ def test_progress_counts_and_interrupt_line():
     assert p.status().startswith("3/4 cells, 1 failed")
     assert "2 of 4 cells finished (1 in this run), 1 failed" in p.interrupted()
     assert "resumes with the other 2" in p.interrupted()
-    assert iteration_limit({"max_sweeps": 50, "max_iter": 7}) == ("max_sweeps", 50) and iteration_limit({"tol": 1}) is None
+    assert iteration_limit({"max_sweeps": 50, "max_iter": 7}, "max_sweeps") == ("max_sweeps", 50)
+    assert iteration_limit({"max_sweeps": 50, "max_iter": 7}, "max_iter") == ("max_iter", 7)   # the budget decides
+    assert iteration_limit({"tol": 1}, "") is None and iteration_limit({"iterations": 0}, "iterations") is None
 
 
 def test_ctrl_c_says_what_finished_and_that_a_rerun_resumes(tmp_path):

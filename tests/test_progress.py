@@ -13,7 +13,7 @@ from kernlearn_cli.progress import IterationLines, IterationStatus, RunProgress,
 from kernlearn_cli.registry import solvers
 from kernlearn_cli.solvers.protocol import Checked, ConvergenceWarning
 
-from test_certificates import INSTANCES
+from solver_specs import INSTANCES
 
 #: Certificate checks decided after the iterations, not by them (TRIN's bound on f - f*, its path budget).
 AFTER = {"gap_bound", "unsolved_path_points"}
@@ -117,7 +117,7 @@ def test_terminal_bar_shows_the_same_status_and_no_unlabelled_estimate(clock):
 
     with RunProgress("exp", 2, tty=True) as p:
         assert not any(isinstance(c, TimeRemainingColumn) for c in p.bar.columns)
-        update = p.iterations(Cell(), iteration_limit({"max_iter": 10}))
+        update = p.iterations(Cell(), iteration_limit({"max_iter": 10}, "max_iter"))
         update(1, grad_norm=Checked(0.5, 1e-3))
         clock[0] = 2.0
         update(3, grad_norm=Checked(0.1, 1e-3))

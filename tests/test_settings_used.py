@@ -2,11 +2,11 @@
 
 Every component kind is covered: solvers and kernels, constraint generators, evaluators and
 datasets (the user-file loaders ``files`` and ``gyrb`` are exercised with real files in
-tests/test_data.py).  For each registered solver (and kernel, on one small dataset) :data:`ALTERNATIVES`
+tests/test_data.py).  For each registered solver (and kernel, on one small dataset) ``ALTERNATIVES``
 gives, per declared setting, another valid value; the component is run with the default and with that value
 on a tiny instance and the results must differ (the factor G, the iteration count, or the
 certificate's measured values and stop reason).  A setting that does not change the result on
-its instance is listed in :data:`UNUSED` with the reason.  A new setting without an entry in either
+its instance is listed in ``UNUSED`` with the reason.  The solvers' tables are in tests/solver_specs.py.  A new setting without an entry in either
 fails :func:`test_every_setting_has_an_alternative`, so nobody forgets to check it.
 
 The solver-level question -- does it use the initial kernel K0 (the config's ``kernel:``)? -- is
@@ -28,87 +28,7 @@ from kernlearn_cli.errors import ConfigError
 from kernlearn_cli.registry import kernels, solvers
 from kernlearn_cli.solvers.protocol import ConvergenceWarning
 
-from test_burg import feasible_instance
-from test_certificates import INSTANCES, _trin
-from test_meg import random_factor, stream
-
-
-def _burg_like(seed):
-    """Feasible distance constraints (positive bounds, so that a finite ``slack`` applies)."""
-    G0, C = feasible_instance(seed, n=30, r=5, c=12, kinds=("dist_le", "dist_ge", "dist_eq"))
-    return G0, C, {}
-
-
-def _meg(seed):
-    rng = np.random.default_rng(seed)
-    F = random_factor(rng, 8)
-    return np.eye(8), stream(rng, F, 60), {"reference": F}
-
-
-def _nystrom_prior(seed):
-    G0, C, kw = INSTANCES["nystrom"](seed)
-    return G0, C, {**kw, "max_iter": 200}
-
-
-#: The tiny instance of each solver: seed -> (G0, constraints, keyword arguments).
-SOLVER_INSTANCES = {**INSTANCES, "burg": _burg_like, "von_neumann": _burg_like, "meg": _meg,
-                    "nystrom_prior": _nystrom_prior,
-                    "pr_cg": lambda seed: (*_trin(seed)[:2], {"gamma": 4.0, "max_iter": 30})}
-
-#: Per solver, per declared setting: a valid value other than the default.
-ALTERNATIVES = {
-    "burg": {"tol": 1e-9, "feas_tol": 1e-9, "max_sweeps": 2, "slack": 0.1, "certify_every": 1,
-             "slack_if_infeasible": 1.0, "stop": "dual_change", "sweeps": "active"},
-    "von_neumann": {"tol": 1e-9, "feas_tol": 1e-9, "max_sweeps": 2, "slack": 0.1, "certify_every": 1,
-                    "slack_if_infeasible": 1.0, "stop": "dual_change", "sweeps": "active"},
-    "definiteboost": {"projection": "approximate", "dual_correction": False, "order": "cyclic", "tol": 1e-8,
-                      "feas_tol": 1e-8, "max_steps": 5},
-    "meg": {"eta": 0.5, "iterations": 10, "comparison": "none", "update": "lanczos"},
-    "initial": {},
-    "trin": {"loss": "lmnn", "gamma": 0.25, "tol": 1e-9, "max_iter": 2, "path": 2.0, "gamma_min": 1.0,
-             "normalize": False, "t": 0.3, "itml_percentiles": [10.0, 90.0], "max_cg": 1, "keep_path": True,
-             "stop": "relative", "trust_norm": "natural", "max_path_iter": 2},
-    "pr_cg": {"loss": "lmnn", "gamma": 0.25, "tol": 1e3, "max_iter": 2, "path": 2.0, "gamma_min": 1.0,
-              "normalize": False, "t": 0.3, "itml_percentiles": [10.0, 90.0], "keep_path": True,
-              "stop": "relative", "precondition": True, "max_path_iter": 1},
-    "admm": {"gamma": 10.0, "rank": 2, "neighbors": 8, "sigma_neighbors": 3, "laplacian": "unnormalized",
-             "scale": "standard", "rho": 1.0, "tol": 1e-2, "max_iter": 3, "select_folds": 3},
-    "pcp_sdp": {"gamma": 10.0, "neighbors": 8, "sigma_neighbors": 3, "laplacian": "unnormalized",
-                "scale": "standard", "backend": "scs", "kkt_tol": 1e-14},
-    "nystrom": {"landmarks": 5, "landmark_method": "uniform", "rcond": 0.5},
-    "nystrom_prior": {"landmarks": 5, "landmark_method": "uniform", "lam": 0.01, "tol": 1e-2, "gap_tol": 1e-1,
-                      "max_iter": 1, "rcond": 0.5},
-}
-
-#: Settings that do not change the result on their instance here, with the reason.
-UNUSED = {
-    ("burg", "slack_if_infeasible"): "only acts on a constraint set certified infeasible (tests/test_infeasibility.py)",
-    ("von_neumann", "slack_if_infeasible"): "only acts on a constraint set certified infeasible "
-                                           "(tests/test_infeasibility.py)",
-    ("trin", "itml_percentiles"): "only read by loss 'itml' (the instance has triplets)",
-    ("pr_cg", "itml_percentiles"): "only read by loss 'itml' (the instance has triplets)",
-    ("trin", "gamma_min"): "only read on a regularization path (path > 0)",
-    ("pr_cg", "gamma_min"): "only read on a regularization path (path > 0)",
-    ("admm", "select_folds"): "only read when gamma is a list (held-out selection)",
-    ("burg", "certify_every"): "sets how often the certificate is computed, not the iterates; the instance "
-                               "converges before its check falls due either way",
-    ("von_neumann", "certify_every"): "sets how often the certificate is computed, not the iterates; the "
-                                      "instance converges before its check falls due either way",
-    ("meg", "comparison"): "chooses the comparison matrix U of the loss bound (history, info), not the iterates",
-    ("trin", "keep_path"): "keeps the path's factors in memory for evaluators (result.path); G is the same",
-    ("pr_cg", "keep_path"): "keeps the path's factors in memory for evaluators (result.path); G is the same",
-    ("trin", "t"): "the knee of the smooth hinge, not read by the instance's loss 'log'",
-    ("pr_cg", "t"): "the knee of the smooth hinge, not read by the instance's loss 'log'",
-    ("nystrom_prior", "tol"): "T is all ones: the closed-form start is the optimum, certified at the first check",
-    ("nystrom_prior", "gap_tol"): "T is all ones: the closed-form start is the optimum, certified at the first check",
-    ("nystrom_prior", "max_iter"): "T is all ones: the closed-form start is the optimum, certified at the first "
-                                   "check",
-}
-
-
-#: Settings both runs of a solver case need (``stop: dual_change`` takes a finite slack only).
-SOLVER_WITH = {(name, setting): settings for name in ("burg", "von_neumann")
-               for setting, settings in (("stop", {"slack": 1.0}), ("sweeps", {"slack": 1.0, "stop": "dual_change"}))}
+from solver_specs import ALTERNATIVES, SOLVER_INSTANCES, SOLVER_WITH, UNUSED
 
 
 def fingerprint(result) -> tuple:

@@ -16,13 +16,12 @@ import numpy as np
 import pandas as pd
 
 from ..errors import ConfigError
+from ..types import CAPPED
 from .records import MARK, SUMMARY, TIMING
 
 
 _NOT_SETTINGS = {"cell", "seed", "converged", "constraints", "n", "rank0", *TIMING, *SUMMARY,
                  "cert_check", "cert_value", "cert_tol", "cert_ratio", "cert_stopped_by"}
-#: How a solver says it stopped on an iteration budget (its counts are then lower bounds).
-CAPS = ("max_iter", "max_path_iter")
 
 
 def _expected(df: pd.DataFrame, keys: list[str], pending: pd.DataFrame) -> pd.Series | None:
@@ -174,12 +173,12 @@ def pooled_settings(df: pd.DataFrame, keys: list[str]) -> dict[tuple, dict[str, 
 def entry_stats(df: pd.DataFrame, metric: str, rows: str, cols: str, agg: str = "mean") -> pd.DataFrame:
     """Per entry (``row``, ``col``) of a paper table: ``value`` (the mean over seeds, or ``agg``),
     ``std``, ``min``, ``max``, ``seeds`` (finished cells), ``unconverged`` (cells whose certificate was not met) and
-    ``capped`` (cells that stopped on an iteration budget, :data:`CAPS`)."""
+    ``capped`` (cells that stopped on an iteration budget, :data:`~kernlearn_cli.types.CAPPED`)."""
     keys = [df[rows], df[cols]]
     g = df.groupby(keys, dropna=False)[metric]
     stats = g.agg(["mean", "std", "min", "max", "size"])
     stats["unconverged"] = (df["converged"] == False).groupby(keys, dropna=False).sum()  # noqa: E712
-    capped = df["cert_stopped_by"].isin(CAPS) if "cert_stopped_by" in df else pd.Series(False, index=df.index)
+    capped = df["cert_stopped_by"].isin(CAPPED) if "cert_stopped_by" in df else pd.Series(False, index=df.index)
     stats["capped"] = capped.groupby(keys, dropna=False).sum()
     stats.index.names = ["row", "col"]
     stats = stats.reset_index()

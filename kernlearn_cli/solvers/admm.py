@@ -31,7 +31,7 @@ import scipy.sparse.csgraph  # noqa: F401  (makes sp.csgraph available)
 from ..errors import ConfigError
 from ..graph import Laplacian, Scaling, knn_laplacian, scale_features
 from ..params import Interval, Length, NonNegativeInt, Positive, PositiveInt
-from ..registry import solvers
+from ..registry import EstimatorSpec, solvers
 from ..kinds import SIM_EQ
 from ..types import Constraints, SolverResult
 from . import _admm_kernels as _k
@@ -144,7 +144,10 @@ def select_gamma(fit: Callable, constraints: Constraints, gammas: list[float], f
 MANIFOLD = "it builds the Laplacian L of the features' k-NN graph (Hu & Kwok 2013, problem (1))"
 
 
-@solvers.register("admm", instead_of_kernel=MANIFOLD)
+@solvers.register("admm", instead_of_kernel=MANIFOLD, warmup={"constraints": {"name": "must_cannot", "count": 20}},
+                  budget="max_iter", estimator=EstimatorSpec(
+                      "ADMMKernel", "Pairwise constraint propagation by ADMM (Hu & Kwok 2013, KL_ADMM); "
+                      "transductive.", constraints="must_cannot"))
 def admm(G0: np.ndarray, constraints: Constraints, *, dataset, rng,
          gamma: Positive | Annotated[list[Positive], Length(1)] = 1.0, rank: NonNegativeInt = 0,
          neighbors: PositiveInt = 5, sigma_neighbors: PositiveInt = 10, laplacian: Laplacian = "normalized",

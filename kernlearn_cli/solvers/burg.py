@@ -38,7 +38,7 @@ import numpy as np
 from ..errors import DataError
 from ..kinds import DISTANCE
 from ..kernels import full_column_rank
-from ..registry import solvers
+from ..registry import EstimatorSpec, solvers
 from ..resources import DOUBLE, estimated
 from ..types import Constraints, SolverResult
 from . import _burg_kernels as _k
@@ -91,7 +91,10 @@ def _sweep_cost(G0, constraints, **settings):
             "The sweeps to converge grow with c; sweeps: active visits only the positive duals between full sweeps.")
 
 
-@solvers.register("burg", inductive="initial factor", exact=("slack", "slack_if_infeasible"))
+@solvers.register("burg", inductive="initial factor", exact=("slack", "slack_if_infeasible"), warmup=True,
+                  budget="max_sweeps", estimator=EstimatorSpec(
+                      "BurgKernel", "Low-rank LogDet (Burg) kernel learning by cyclic Bregman projections "
+                      "(Kulis et al. 2006).", constraint_defaults={"count": 20}))
 @estimated(_sweep_cost, per="sweep")
 def burg(G0: np.ndarray, constraints: Constraints, *, tol: Positive = 1e-3, feas_tol: Positive = 1e-3,
          max_sweeps: PositiveInt = 10000, slack: Slack = math.inf, certify_every: PositiveInt = 50,

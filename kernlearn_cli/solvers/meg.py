@@ -79,7 +79,7 @@ from ..errors import ConfigError, DataError
 from ..kernels import RANK_TOL
 from ..linalg import eigh
 from ..params import NonNegativeInt, Positive
-from ..registry import evaluators, solvers
+from ..registry import EstimatorSpec, evaluators, solvers
 from ..resources import DOUBLE, eigh_cost, estimated
 from ..kinds import DIST_EQ, KINDS, SIM_EQ
 from ..types import Constraints, SolverResult
@@ -322,7 +322,14 @@ def _trial_cost(G0, constraints, *, iterations=0, update="eigh", **settings):
             trials * seconds, "Fewer trials ('iterations:') or fewer points cost proportionally less.")
 
 
-@solvers.register("meg")
+@solvers.register("meg", budget="iterations", warmup={
+    "kernel": {"name": "identity"}, "solver": {"update": "lanczos"},
+    "constraints": {"name": "distance_stream", "count": 20, "reference": {"name": "rbf"}}},
+    estimator=EstimatorSpec("MEGKernel", "On-line Matrix Exponentiated Gradient (Tsuda et al. 2005, Sec. 3): one "
+                            "trial per example of a stream of squared distances under the reference kernel of "
+                            "constraint_params (labels not needed); transductive.", kernel="identity",
+                            constraints="distance_stream",
+                            constraint_defaults={"count": 1000, "reference": {"name": "rbf"}}))
 @estimated(_trial_cost)
 def meg(G0: np.ndarray, constraints: Constraints, *, eta: Positive = 2.0, iterations: NonNegativeInt = 0,
         comparison: Literal["target", "none"] = "target", update: Literal["eigh", "lanczos"] = "eigh",

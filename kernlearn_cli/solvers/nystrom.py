@@ -37,7 +37,7 @@ from ..errors import ConfigError, DataError
 from ..evaluate.supervised import nka
 from ..linalg import eigh
 from ..params import Fraction, Length, Positive, PositiveInt
-from ..registry import solvers
+from ..registry import EstimatorSpec, solvers
 from ..kinds import SIM_EQ
 from ..types import Constraints, SolverResult
 from .protocol import Certificate, finish, not_applicable
@@ -301,11 +301,17 @@ def _setup(dataset, landmarks: int, landmark_method: LandmarkMethod, rng, solver
     return X, b, Z, W
 
 
+#: The estimators' constraints (:class:`~kernlearn_cli.registry.EstimatorSpec`): a fifth of the points labeled, every class.
+LABELED = {"fraction": 0.2, "every_class": True}
+
+
 def _inductive_arrays(Z, b, S) -> dict:
     return {"landmarks": Z, "S": S, "kernel_width": np.array(b)}
 
 
-@solvers.register("nystrom", instead_of_kernel=OWN_KERNEL, inductive="landmarks")
+@solvers.register("nystrom", instead_of_kernel=OWN_KERNEL, inductive="landmarks", estimator=EstimatorSpec(
+    "NystromKernel", "The standard Nyström kernel of landmarks (the baseline of Zhang et al. 2012).",
+    constraints="labeled_subset", constraint_defaults=LABELED))
 def nystrom(G0: np.ndarray, constraints: Constraints, *, dataset, rng, landmarks: PositiveInt = 100,
             landmark_method: LandmarkMethod = "kmeans", rcond: Fraction = 1e-10) -> SolverResult:
     """Standard Nyström: K = E W^+ E^T with the same landmarks as ``nystrom_prior`` (the baseline).
@@ -335,7 +341,10 @@ def nystrom(G0: np.ndarray, constraints: Constraints, *, dataset, rng, landmarks
                   not_applicable("closed form (K = E W^+ E^T), nothing is iterated"), "nystrom")
 
 
-@solvers.register("nystrom_prior", instead_of_kernel=OWN_KERNEL, inductive="landmarks")
+@solvers.register("nystrom_prior", instead_of_kernel=OWN_KERNEL, inductive="landmarks", budget="max_iter",
+                  estimator=EstimatorSpec("NystromPriorKernel", "Generalized Nyström with priors (Zhang et al. "
+                                          "2012), by gradient mapping.", constraints="labeled_subset",
+                                          constraint_defaults=LABELED))
 def nystrom_prior(G0: np.ndarray, constraints: Constraints, *, dataset, rng, landmarks: PositiveInt = 100,
                   landmark_method: LandmarkMethod = "kmeans",
                   lam: Annotated[list[Positive], Length(1)] | Positive = 1.0, tol: Positive = 1e-8,

@@ -31,7 +31,10 @@ from typing import Any
 
 import numpy as np
 
-from ..types import SolverResult
+from ..types import CAPPED, STOP_REASONS, SolverResult
+
+__all__ = ["CAPPED", "STOP_REASONS", "Certificate", "Checked", "CompilationWarning", "ConvergenceWarning",
+           "finish", "not_applicable", "warn_if_compiling"]
 
 
 class Checked(float):
@@ -95,7 +98,17 @@ class Certificate:
     applies : bool
         False when convergence is not a property of this method (``converged`` is then None).
     stopped_by : str
-        Why the iteration ended: ``"tolerance"``, ``"max_iter"``, ``"stall"``, ``"fixed"`` ...
+        Why the iteration ended, one of :data:`STOP_REASONS`: ``"tolerance"``, ``"optimality"``,
+        ``"stall"``, ``"fixed"``, or a word of :data:`CAPPED` (``"max_iter"``, ``"max_path_iter"``)
+        when the iteration budget ran out, which makes the result's counts lower bounds (the tables'
+        ``capped`` cells).  A budget stopped by another setting (``max_sweeps``, ``max_steps``) says
+        ``"max_iter"``.
+
+    Raises
+    ------
+    ValueError
+        ``stopped_by`` not in :data:`STOP_REASONS` (a new word is declared there, and in
+        :data:`CAPPED` when it means the budget ran out, so that no capped cell is judged as a value).
     """
 
     rule: str
@@ -103,6 +116,12 @@ class Certificate:
     figures: dict[str, Any] = field(default_factory=dict)
     applies: bool = True
     stopped_by: str = "tolerance"
+
+    def __post_init__(self):
+        if self.stopped_by not in STOP_REASONS:
+            raise ValueError(f"Certificate: stopped_by {self.stopped_by!r} is not a declared stop reason "
+                             f"({', '.join(sorted(STOP_REASONS))}; kernlearn_cli.types.STOP_REASONS). Declare a "
+                             "new one there, and in CAPPED when it means the iteration budget ran out.")
 
     @staticmethod
     def met(value: float, tol: float) -> bool:

@@ -49,7 +49,7 @@ from ..errors import ConfigError, DataError
 from ..kernels import RANK_TOL, full_column_rank
 from ..linalg import eigh
 from ..params import Interval, Length, Positive, PositiveInt, checked_arguments
-from ..registry import solvers
+from ..registry import EstimatorSpec, solvers
 from ..resources import DOUBLE, estimated
 from ..types import KIND_CODE, Constraints, SolverResult
 from ._trin_kernels import cg_direction, cg_dots, cg_step
@@ -1036,6 +1036,11 @@ def _doc(summary: str):
     return deco
 
 
+#: ``kernlearn warmup``'s constraints for TRIN, whose truncated CG compiles its kernels (:mod:`._trin_kernels`) on
+#: first use: triplets of a few neighbours (PR-CG calls none of them).
+WARMUP = {"constraints": {"name": "neighbor_triplets", "in_class": 3, "out_class": 3}}
+
+
 def _dense_cost(method: str, per_n2: float):
     """TRIN and PR-CG keep dense n x n iterates, their Cholesky factors and CG directions: ``per_n2`` n²
     doubles at the peak.  TRIN: 17 (15.5 and 16.8 measured at n = 2000 and 5000 by
@@ -1049,7 +1054,9 @@ def _dense_cost(method: str, per_n2: float):
     return cost
 
 
-@solvers.register("trin", triplets=True, inductive="initial factor")
+@solvers.register("trin", triplets=True, inductive="initial factor", budget="max_iter", warmup=WARMUP,
+                  estimator=EstimatorSpec("TRINKernel", "Trust-region inexact Newton kernel learning with a "
+                                          "LogDet regularizer (Li et al. 2009).", constraints="neighbor_triplets"))
 @estimated(_dense_cost("trin", 17.0))
 @_doc("Trust-region inexact Newton kernel learning with a LogDet regularizer (Li et al. 2009, TRIN).")
 def trin(G0: np.ndarray, constraints: Constraints, *, loss: LossName = "log", gamma: Positive = 1.0,
@@ -1064,7 +1071,9 @@ def trin(G0: np.ndarray, constraints: Constraints, *, loss: LossName = "log", ga
                           max_path_iter=max_path_iter, callback=callback), "trin")
 
 
-@solvers.register("pr_cg", triplets=True, inductive="initial factor")
+@solvers.register("pr_cg", triplets=True, inductive="initial factor", budget="max_iter",
+                  estimator=EstimatorSpec("PRCGKernel", "Polak-Ribière⁺ CG on Li et al.'s (2009) objective "
+                                          "(their Table 4 baseline).", constraints="neighbor_triplets"))
 @estimated(_dense_cost("pr_cg", 24.0))
 @_doc("Polak-Ribière⁺ nonlinear CG on the TRIN objective, with an exact line search that keeps K positive "
       "definite (the baseline of Li et al. 2009, Sec. 6.2).")

@@ -48,7 +48,7 @@ import numpy as np
 from ..errors import DataError
 from ..kernels import full_column_rank
 from ..linalg import eigh
-from ..registry import solvers
+from ..registry import EstimatorSpec, solvers
 from ..kinds import DISTANCE
 from ..types import Constraints, SolverResult
 from . import _von_neumann_kernels as _k
@@ -110,7 +110,10 @@ def _is_rank_one(constraints: Constraints) -> np.ndarray:
     return np.isin(constraints.kind, DISTANCE) | (constraints.i == constraints.j)
 
 
-@solvers.register("von_neumann", inductive="initial factor", exact=("slack", "slack_if_infeasible"))
+@solvers.register("von_neumann", inductive="initial factor", exact=("slack", "slack_if_infeasible"), warmup=True,
+                  budget="max_sweeps", estimator=EstimatorSpec(
+                      "VonNeumannKernel", "Low-rank von Neumann kernel learning by cyclic Bregman projections "
+                      "(Kulis et al. 2006).", constraint_defaults={"count": 20}))
 def von_neumann(G0: np.ndarray, constraints: Constraints, *, tol: Positive = 1e-3, feas_tol: Positive = 1e-3,
                 max_sweeps: PositiveInt = 10000, slack: Slack = math.inf, certify_every: PositiveInt = 50,
                 slack_if_infeasible: Positive | None = None, stop: Literal["certified", "dual_change"] = "certified",
