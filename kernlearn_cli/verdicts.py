@@ -388,15 +388,42 @@ def _read_ratio(s: Statement, hits, values, capped, starts, start_caps):
         f"{_fmt(b)} → {_fmt(v)} (×{r:.3g})" for b, v, r in zip(begin, values, ratios)))
 
 
+def paired_outcome(after: dict, before: dict, margin: float, sign: int) -> tuple[str, float, float] | None:
+    """A gain judged against its noise: the differences after − before paired by seed (the same
+    labeling in both experiments), their mean d and its standard error SE = sd / √k over the k
+    common seeds; ``gain`` when sign · (d − margin) > 2 SE, ``loss`` when < −2 SE, else ``no
+    difference``.  None when fewer than two seeds are common."""
+    seeds = sorted(set(after) & set(before), key=str)
+    if len(seeds) < 2:
+        return None
+    d = np.array([after[k] - before[k] for k in seeds], dtype=float)
+    mean, se = float(d.mean()), float(d.std(ddof=1) / math.sqrt(len(d)))
+    z = sign * (mean - margin)
+    return ("gain" if z > 2 * se else "loss" if z < -2 * se else "no difference"), mean, se
+
+
 def _read_gain(s: Statement, hits, values, capped, starts, start_caps):
-    """``gain``: each entry minus its start; any capped cell leaves it undecided."""
+    """``gain``: each entry minus its start; any capped cell leaves it undecided.  A one-sided rule
+    (``at_least`` / ``at_most`` a margin) over most entries ("a gain on most sets") judges each pair
+    against its noise (:func:`paired_outcome`): it holds when the gains are more than half of all
+    pairs, and the text gives the three counts."""
     begin = _paired(values, starts)
     gains = [v - b for v, b in zip(values, begin)]
     parts = [s.rule.judge(g, s.paper_value) for g in gains]
     k = next((i for i, p in enumerate(parts) if p != "reproduced"), 0)
-    verdict = "lower bound" if any(capped) or any(start_caps) else _combine(parts, s.most)
-    return verdict, dict(ours=gains[k], ours_text=", ".join(f"{_fmt(b)} → {_fmt(v)} ({g:+.3g})"
-                                                            for b, v, g in zip(begin, values, gains)))
+    text = ", ".join(f"{_fmt(b)} → {_fmt(v)} ({g:+.3g})" for b, v, g in zip(begin, values, gains))
+    firsts = starts * len(values) if len(starts) == 1 else starts
+    outcomes = [paired_outcome(h.get("by_seed") or {}, f.get("by_seed") or {}, s.paper_value,
+                               1 if s.rule.kind == "at_least" else -1) for h, f in zip(hits, firsts)] \
+        if s.most and s.rule.kind in ("at_least", "at_most") else []
+    paired = bool(outcomes) and all(o is not None for o in outcomes)
+    if paired:
+        kinds = [o[0] for o in outcomes]
+        parts = ["reproduced" if 2 * kinds.count("gain") > len(kinds) else "deviates"]
+        text = (f"{kinds.count('gain')} gain(s), {kinds.count('no difference')} no difference, "
+                f"{kinds.count('loss')} loss(es) of {len(kinds)} (paired by seed, beyond ±2 SE): " + text)
+    verdict = "lower bound" if any(capped) or any(start_caps) else _combine(parts, s.most and not paired)
+    return verdict, dict(ours=gains[k], ours_text=text)
 
 
 def _read_correlation(s: Statement, hits, values, capped, starts, start_caps):

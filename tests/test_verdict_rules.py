@@ -51,3 +51,38 @@ def test_a_bounded_value_is_decided_only_when_every_value_beyond_it_agrees(rule,
 
 def test_every_read_has_one_reader():
     assert set(READS) == set(READERS) and len(READS) == 8
+
+
+def test_a_gain_counts_only_beyond_two_paired_standard_errors():
+    """Issue 47: differences paired by seed; d = (0.01, 0.03) has mean 0.02, SE 0.01: exactly 2 SE is
+    not beyond (no difference); a larger mean is a gain, a negative one a loss; one seed: no judgement."""
+    from kernlearn_cli.verdicts import paired_outcome
+
+    before = {0: 0.5, 1: 0.5}
+    assert paired_outcome({0: 0.51, 1: 0.53}, before, 0.0, 1)[0] == "no difference"
+    assert paired_outcome({0: 0.52, 1: 0.53}, before, 0.0, 1)[0] == "gain"
+    assert paired_outcome({0: 0.47, 1: 0.48}, before, 0.0, 1)[0] == "loss"
+    assert paired_outcome({0: 0.47, 1: 0.48}, before, 0.0, -1)[0] == "gain"       # at_most: lower is better
+    assert paired_outcome({0: 0.6}, before, 0.0, 1) is None
+
+
+def test_most_sets_means_more_than_half_are_gains_beyond_noise():
+    """Three sets: one clear gain, one tie (no difference), one within noise: 1 of 3 is not most,
+    although every mean gain is >= 0 (the old reading: holds)."""
+    import pandas as pd
+
+    from kernlearn_cli.verdicts import Entry, Statement, verdicts
+
+    def stats(values):
+        return pd.DataFrame([{"row": r, "col": c, "value": sum(v.values()) / len(v), "std": 0.0, "min": 0.0,
+                              "max": 1.0, "seeds": len(v), "unconverged": 0, "capped": 0, "by_seed": v}
+                             for (r, c), v in values.items()])
+
+    t = stats({("a", "new"): {0: 0.60, 1: 0.61, 2: 0.62}, ("a", "old"): {0: 0.50, 1: 0.50, 2: 0.50},
+               ("b", "new"): {0: 0.50, 1: 0.50, 2: 0.50}, ("b", "old"): {0: 0.50, 1: 0.50, 2: 0.50},
+               ("c", "new"): {0: 0.52, 1: 0.48, 2: 0.51}, ("c", "old"): {0: 0.50, 1: 0.50, 2: 0.50}})
+    s = Statement("text", tuple(Entry("t", r, "new") for r in "abc"), (0.0,), Rule("at_least"), "gain",
+                  tuple(Entry("t", r, "old") for r in "abc"), most=True)
+    v = verdicts("p", [s], {"t": t})
+    assert v.loc[0, "verdict"] == "deviates"
+    assert v.loc[0, "ours_text"].startswith("1 gain(s), 2 no difference, 0 loss(es) of 3 (paired by seed")

@@ -173,18 +173,23 @@ def pooled_settings(df: pd.DataFrame, keys: list[str]) -> dict[tuple, dict[str, 
 def entry_stats(df: pd.DataFrame, metric: str, rows: str, cols: str, agg: str = "mean") -> pd.DataFrame:
     """Per entry (``row``, ``col``) of a paper table: ``value`` (the mean over seeds, or ``agg``),
     ``std``, ``min``, ``max``, ``seeds`` (finished cells), ``unconverged`` (cells whose certificate was not met) and
-    ``capped`` (cells that stopped on an iteration budget, :data:`~kernlearn_cli.types.CAPPED`)."""
+    ``capped`` (cells that stopped on an iteration budget, :data:`~kernlearn_cli.types.CAPPED`) and
+    ``by_seed`` (seed -> value, for differences paired by seed; None without a seed column)."""
     keys = [df[rows], df[cols]]
     g = df.groupby(keys, dropna=False)[metric]
     stats = g.agg(["mean", "std", "min", "max", "size"])
     stats["unconverged"] = (df["converged"] == False).groupby(keys, dropna=False).sum()  # noqa: E712
     capped = df["cert_stopped_by"].isin(CAPPED) if "cert_stopped_by" in df else pd.Series(False, index=df.index)
     stats["capped"] = capped.groupby(keys, dropna=False).sum()
+    if "seed" in df:                       # the values by seed, for differences paired by seed (verdicts)
+        stats["by_seed"] = df.groupby(keys, dropna=False)[["seed", metric]].apply(
+            lambda x: dict(zip(x["seed"].tolist(), x[metric].tolist())))
     stats.index.names = ["row", "col"]
     stats = stats.reset_index()
     return pd.DataFrame({"row": stats["row"], "col": stats["col"], "value": stats[agg], "std": stats["std"],
                          "min": stats["min"], "max": stats["max"], "seeds": stats["size"], "unconverged": stats["unconverged"].astype(int),
-                         "capped": stats["capped"].astype(int)})
+                         "capped": stats["capped"].astype(int),
+                         "by_seed": stats["by_seed"] if "by_seed" in stats else None})
 
 
 def pivot(df: pd.DataFrame, metric: str, rows: str | None = None, cols: str | None = None,
