@@ -16,6 +16,15 @@ KL_ADMM writes K = V^T U with V = U (eq. 5) and alternates closed-form column up
 (13), applied through Sherman-Morrison-Woodbury (25), with the multiplier step; the
 penalty rho follows rule (15).  Each iteration costs O(nnz(L) r + sum_i (|T_i|^3 + r |T_i|^2)),
 linear in n (eq. 26); no n x n matrix is formed.
+
+References
+----------
+.. [1] E.-L. Hu and J. T. Kwok. Efficient kernel learning from side information using ADMM. Proceedings
+   of the 23rd International Joint Conference on Artificial Intelligence (IJCAI 2013), pages
+   1408–1414. https://www.ijcai.org/Abstract/13/211
+.. [2] S. Boyd, N. Parikh, E. Chu, B. Peleato and J. Eckstein. Distributed optimization and statistical
+   learning via the alternating direction method of multipliers. Foundations and Trends in Machine
+   Learning 3 (2011), pages 1–122.
 """
 
 from __future__ import annotations

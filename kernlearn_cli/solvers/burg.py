@@ -25,6 +25,16 @@ Inequalities use the dual-variable correction alpha' = min(lambda_i, alpha) (eq.
 With ``slack`` = gamma < inf, each constraint gets an ITML-style slack variable
 (Davis et al. 2007; Kulis, Sustik & Dhillon, JMLR 2009): the objective becomes
 D_Burg(K, K0) + gamma D_Burg(diag(bhat), diag(b)) and the projections move both.
+
+References
+----------
+.. [1] B. Kulis, M. Sustik and I. Dhillon. Learning low-rank kernel matrices. Proceedings of the 23rd
+   International Conference on Machine Learning (ICML 2006), pages 505–512.
+   https://doi.org/10.1145/1143844.1143908
+.. [2] B. Kulis, M. Sustik and I. Dhillon. Low-rank kernel learning with Bregman matrix divergences.
+   Journal of Machine Learning Research 10 (2009), pages 341–376.
+.. [3] J. V. Davis, B. Kulis, P. Jain, S. Sra and I. S. Dhillon. Information-theoretic metric learning.
+   Proceedings of the 24th International Conference on Machine Learning (ICML 2007), pages 209–216.
 """
 
 from __future__ import annotations

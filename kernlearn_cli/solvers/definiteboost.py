@@ -91,6 +91,12 @@ step and stops with :class:`~kernlearn_cli.errors.InfeasibleError`.
 
 The learned kernel is rebuilt at the end from the dual variables alone, K = s exp(E(gamma)) / Z,
 so ``G0`` and ``dual`` in the factors file reproduce it.
+
+References
+----------
+.. [1] K. Tsuda, G. Rätsch and M. K. Warmuth. Matrix exponentiated gradient updates for on-line
+   learning and Bregman projection. Advances in Neural Information Processing Systems 17 (NIPS
+   2004), pages 1425–1432; Journal of Machine Learning Research 6 (2005), pages 995–1018.
 """
 
 from __future__ import annotations

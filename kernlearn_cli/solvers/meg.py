@@ -64,6 +64,12 @@ and infinite otherwise; for ηr² > 2 the lemma gives no bound (reported as ``in
 ``comparison: target`` takes U = K_ref / tr(K_ref), the trace-normalised kernel that
 generated the stream, so L_U(S) = 0 as in the paper's experiment (per-trial residuals
 below 1e-12 relative, i.e. rounding, count as 0).
+
+References
+----------
+.. [1] K. Tsuda, G. Rätsch and M. K. Warmuth. Matrix exponentiated gradient updates for on-line
+   learning and Bregman projection. Advances in Neural Information Processing Systems 17 (NIPS
+   2004), pages 1425–1432; Journal of Machine Learning Research 6 (2005), pages 995–1018.
 """
 
 from __future__ import annotations

@@ -23,6 +23,14 @@ small-λ problems of Fig. 1 solvable to the certified tolerance in hundreds of i
 Memory is O(mn): E is computed in row blocks and turned into the factor G = E S^{1/2} block by
 block, so no n x n matrix is ever formed and E itself is never held whole.  Any point, seen
 or new, has the factor row E_x S^{1/2} (``kernlearn embed``).
+
+References
+----------
+.. [1] K. Zhang, L. Lan, J. Liu, A. Rauber and F. Moerchen. Inductive kernel low-rank decomposition
+   with priors: a generalized Nyström method. Proceedings of the 29th International Conference on
+   Machine Learning (ICML 2012). https://arxiv.org/abs/1206.4619
+.. [2] C. K. I. Williams and M. Seeger. Using the Nyström method to speed up kernel machines. Advances
+   in Neural Information Processing Systems 13 (NIPS 2000), pages 682–688.
 """
 
 from __future__ import annotations

@@ -4,6 +4,12 @@ A reference for small n (the global optimum that KL_ADMM's objective is checked 
 the same Laplacian, targets and pair count as :func:`kernlearn_cli.solvers.admm.admm`,
 solved over the n x n PSD cone with cvxpy (Clarabel by default, or SCS).  Needs the
 optional extra ``pip install 'kernlearn[sdp]'`` (cvxpy, clarabel).
+
+References
+----------
+.. [1] E.-L. Hu and J. T. Kwok. Efficient kernel learning from side information using ADMM. Proceedings
+   of the 23rd International Joint Conference on Artificial Intelligence (IJCAI 2013), pages
+   1408–1414. https://www.ijcai.org/Abstract/13/211
 """
 
 from __future__ import annotations

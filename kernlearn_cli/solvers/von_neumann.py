@@ -35,6 +35,17 @@ re-derived by a symmetric eigensolver from L (O(r^3) once per sweep), so roundin
 drift from orthogonal; they give the constraint values and the result.
 With ``slack`` = gamma < inf each bound gets a slack variable penalised by gamma
 times its (generalised KL) divergence from b, the von Neumann analogue of ITML's slack.
+
+References
+----------
+.. [1] B. Kulis, M. Sustik and I. Dhillon. Learning low-rank kernel matrices. Proceedings of the 23rd
+   International Conference on Machine Learning (ICML 2006), pages 505–512.
+   https://doi.org/10.1145/1143844.1143908
+.. [2] B. Kulis, M. Sustik and I. Dhillon. Low-rank kernel learning with Bregman matrix divergences.
+   Journal of Machine Learning Research 10 (2009), pages 341–376.
+.. [3] K. Tsuda, G. Rätsch and M. K. Warmuth. Matrix exponentiated gradient updates for on-line
+   learning and Bregman projection. Advances in Neural Information Processing Systems 17 (NIPS
+   2004), pages 1425–1432; Journal of Machine Learning Research 6 (2005), pages 995–1018.
 """
 
 from __future__ import annotations
