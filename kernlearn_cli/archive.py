@@ -21,7 +21,7 @@ import math
 from pathlib import Path
 
 from .errors import KernlearnError
-from .io import RECORD_KEYS, _json_default, atomic_path
+from .io import RECORD_KEYS, json_default, atomic_path
 
 SUFFIX = ".jsonl.gz"
 FORMAT = 1
@@ -39,7 +39,7 @@ class ArchiveError(KernlearnError):
 
 def line_of(record: dict, sort_keys: bool = False) -> str:
     """One JSON line; keys keep their order (a grid's order names its cells), as ``record.json`` has it."""
-    return json.dumps(record, sort_keys=sort_keys, separators=(",", ":"), default=_json_default, allow_nan=True)
+    return json.dumps(record, sort_keys=sort_keys, separators=(",", ":"), default=json_default, allow_nan=True)
 
 
 #: Two runs of one cell on different CPU types (their BLAS kernels sum in other orders) agree to

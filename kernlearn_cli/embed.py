@@ -25,7 +25,7 @@ import h5py
 import numpy as np
 import yaml
 
-from .data.user import _existing, read_matrix
+from .data.user import existing_file, read_matrix
 from .errors import DataError
 from .io import FACTORS, atomic_path, read_factors
 from .registry import inductive_text
@@ -36,7 +36,7 @@ RANGE_RTOL = 1e-8
 
 
 def _new_points(new_data: Path) -> np.ndarray:
-    X = read_matrix(_existing(str(new_data), "embed: new data", (".npy", ".csv", ".txt")))
+    X = read_matrix(existing_file(str(new_data), "embed: new data", (".npy", ".csv", ".txt")))
     if X.ndim != 2:
         raise DataError(f"embed: {new_data} has shape {X.shape}; expected a matrix (n_new, features).")
     if not np.all(np.isfinite(X)):
@@ -63,7 +63,7 @@ def transform_through_initial(G0: np.ndarray, G: np.ndarray, g0_new: np.ndarray)
 def initial_rows(config: dict, X_new: np.ndarray, G0: np.ndarray, where: str) -> np.ndarray:
     """New points' rows of G0 for the cell ``config`` (its dataset reloaded, its kernel's out-of-sample map)."""
     from .config import Cell, bind_cell
-    from .experiment import _key, _load_dataset
+    from .experiment import component_key, load_dataset
     from .kernels import OUT_OF_SAMPLE
 
     kernel = (config.get("kernel") or {}).get("name")
@@ -72,7 +72,7 @@ def initial_rows(config: dict, X_new: np.ndarray, G0: np.ndarray, where: str) ->
                         f"(transductive), so a new point has no row of K0 and none of the learned kernel. Kernels "
                         f"with an out-of-sample map: {', '.join(OUT_OF_SAMPLE)}.")
     bound = bind_cell(Cell(0, config), where)
-    ds = _load_dataset(_key(*bound["dataset"]))
+    ds = load_dataset(component_key(*bound["dataset"]))
     if ds.X is None or ds.X.shape[1] != X_new.shape[1]:
         raise DataError(f"embed: {where}: the new points have {X_new.shape[1]} features, the run's dataset "
                         f"'{ds.name}' {None if ds.X is None else ds.X.shape[1]}.")

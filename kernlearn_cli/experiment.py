@@ -50,11 +50,11 @@ def located(where: str, kind: str, name: str):
         raise ConfigError(f"{where}: {message}" if message.startswith(own) else f"{where}: {own}: {message}") from None
 
 
-def _key(entry, params) -> str:
+def component_key(entry, params) -> str:
     return json.dumps([entry.name, params], sort_keys=True, default=str)
 
 
-def _load_dataset(key: str):
+def load_dataset(key: str):
     """The dataset of ``key``, memoised per process and working directory (relative paths are read
     from it); loaded again (with the initial factors built from it) when a file it was read from has
     changed since (``meta["inputs"]``)."""
@@ -75,9 +75,9 @@ def _load_dataset_cached(key: str, cwd: str):
 
 
 def _initial_factor(dataset_key: str, kernel_key: str) -> np.ndarray:
-    """K0's factor, memoised like :func:`_load_dataset` (which it calls first, so a changed data file
+    """K0's factor, memoised like :func:`load_dataset` (which it calls first, so a changed data file
     also clears the factors built from it)."""
-    _load_dataset(dataset_key)
+    load_dataset(dataset_key)
     return _initial_factor_cached(dataset_key, kernel_key, os.getcwd())
 
 
@@ -86,7 +86,7 @@ def _initial_factor_cached(dataset_key: str, kernel_key: str, cwd: str) -> np.nd
     from .registry import kernels
 
     name, params = json.loads(kernel_key)
-    G = kernels.get(name).func(_load_dataset(dataset_key), **params)
+    G = kernels.get(name).func(load_dataset(dataset_key), **params)
     G.setflags(write=False)
     return G
 
@@ -157,18 +157,18 @@ def prepare(cell: Cell, where: str = "config") -> Prepared:
     ones the cell then uses, and their last bits depend on the number of threads.
     """
     bound = bind_cell(cell, where)
-    ds_key = _key(*bound["dataset"])
+    ds_key = component_key(*bound["dataset"])
     with threadpool_limits(limits=blas_threads()):
         with located(where, "dataset", bound["dataset"][0].name), \
                 phase(cell.id, f"loading dataset '{bound['dataset'][0].name}'"):
-            ds = _load_dataset(ds_key)
+            ds = load_dataset(ds_key)
         G0 = G_ref = None
         for role, what in (("kernel", "K0"), ("reference", "the constraints' reference kernel")):
             if role in bound:
                 with located(where, "kernel" if role == "kernel" else "constraints: reference kernel",
                              bound[role][0].name), phase(cell.id, f"building {what} '{bound[role][0].name}' "
                                                                   f"(n = {ds.n})"):
-                    G_ref = _initial_factor(ds_key, _key(*bound[role]))
+                    G_ref = _initial_factor(ds_key, component_key(*bound[role]))
                     G0 = G_ref if role == "kernel" else G0
         gen, gen_params = bound["constraints"]
         if G_ref is None:                # a generator that reads the kernel is told to name one
@@ -262,7 +262,7 @@ def estimate(cell: Cell, where: str = "config") -> dict | None:
     from .resources import Sized, UnknownSize
 
     bound = bind_cell(cell, where)
-    ds = _load_dataset(_key(*bound["dataset"]))
+    ds = load_dataset(component_key(*bound["dataset"]))
     d = ds.X.shape[1] if ds.X is not None else ds.n
     kernel = factor_cost(bound["kernel"][0].name, ds.n, d, bound["kernel"][1]) if "kernel" in bound else None
     rank = kernel[0] if kernel else d

@@ -303,10 +303,10 @@ def read_factors(path: Path) -> dict:
 
 
 def _record_text(record: dict) -> str:
-    return json.dumps(record, indent=2, sort_keys=False, default=_json_default) + "\n"
+    return json.dumps(record, indent=2, sort_keys=False, default=json_default) + "\n"
 
 
-def _json_default(obj):
+def json_default(obj):
     if isinstance(obj, np.generic):
         return obj.item()
     if isinstance(obj, np.ndarray):

@@ -11,7 +11,7 @@ import yaml
 from sklearn.datasets import load_iris
 
 from kernlearn_cli.errors import DataError
-from kernlearn_cli.experiment import _load_dataset, _key
+from kernlearn_cli.experiment import component_key, load_dataset
 from kernlearn_cli.io import changed_inputs, input_files
 from kernlearn_cli.registry import datasets
 from kernlearn_cli.report.records import load_records
@@ -99,10 +99,10 @@ def test_the_dataset_memo_notices_an_edited_file(tmp_path):
     """Datasets are memoised per process (a notebook, a worker): an edited file is read again."""
     X = np.arange(12.0).reshape(4, 3)
     np.save(tmp_path / "X.npy", X)
-    key = _key(datasets.get("files"), {"features": str(tmp_path / "X.npy"), "labels": "", "kernel": ""})
-    assert np.array_equal(_load_dataset(key).X, X)
+    key = component_key(datasets.get("files"), {"features": str(tmp_path / "X.npy"), "labels": "", "kernel": ""})
+    assert np.array_equal(load_dataset(key).X, X)
     np.save(tmp_path / "X.npy", 2 * X)
-    assert np.array_equal(_load_dataset(key).X, 2 * X)
+    assert np.array_equal(load_dataset(key).X, 2 * X)
 
 
 def test_catalogue_data_is_pinned_by_its_manifest_not_by_the_record(tmp_path):

@@ -21,7 +21,7 @@ def labeled_indices(constraints: Constraints) -> np.ndarray:
     return np.unique(np.concatenate([np.asarray(c, dtype=np.int64) for c in cols]))
 
 
-def _class_name(ds, c) -> str:
+def label_name(ds, c) -> str:
     if ds.classes is not None and 0 <= int(c) < len(ds.classes):
         return repr(ds.classes[int(c)])
     return repr(int(c))
@@ -96,7 +96,7 @@ def labeled_subset(ds, G_ref, *, rng, fraction: Fraction = 0.0, count: NonNegati
         idx = np.sort(rng.choice(n, size=m, replace=False)).astype(np.int64)
     missing = np.setdiff1d(np.unique(y), np.unique(y[idx]))
     if missing.size:
-        names = ", ".join(_class_name(ds, c) for c in missing)
+        names = ", ".join(label_name(ds, c) for c in missing)
         raise DataError(f"constraint generator 'labeled_subset': no labeled point of class {names} among the "
                         f"{m} labeled points of dataset '{ds.name}'; raise count/fraction.")
     a, b = np.triu_indices(m, k=0 if form == "ideal" else 1)

@@ -23,7 +23,7 @@ from ..graph import Scaling, scale_features as _scale
 from ..params import Interval, PositiveInt
 from ..registry import constraints
 from ..types import Constraints
-from .labeled import _class_name
+from .labeled import label_name
 
 #: Anchors per distance block: the block's distances take BLOCK x (labeled points) floats.
 BLOCK = 512
@@ -110,7 +110,7 @@ def neighbor_triplets(ds, G_ref, *, rng, fraction: Annotated[float, Interval(0, 
     counts = {c: int(np.count_nonzero(y[lab] == c)) for c in classes}
     few = [c for c in classes if counts[c] < 2]
     if few:
-        names = ", ".join(f"{_class_name(ds, c)} ({counts[c]})" for c in few)
+        names = ", ".join(f"{label_name(ds, c)} ({counts[c]})" for c in few)
         raise DataError(f"constraint generator '{name}': every class needs at least 2 labeled points (an anchor "
                         f"and an in-class neighbour), but among the {m} labeled points of dataset '{ds.name}' "
                         f"(fraction {fraction}) {'class' if len(few) == 1 else 'classes'} {names} "

@@ -30,7 +30,7 @@ def _resolve(value: str) -> Path:
     return Path.cwd() / Path(value).expanduser()
 
 
-def _existing(value: str, key: str, suffixes: tuple[str, ...]) -> Path:
+def existing_file(value: str, key: str, suffixes: tuple[str, ...]) -> Path:
     path = _resolve(value)
     if path.suffix.lower() not in suffixes:
         raise DataError(f"{key} file {path}: unsupported extension '{path.suffix}'; "
@@ -238,16 +238,16 @@ def files(*, features: str = "", labels: str = "", kernel: str = "", header: Lay
     meta = {}
     X = K = None
     if features:
-        path = _existing(features, "features", (".npy", ".csv", ".txt"))
+        path = existing_file(features, "features", (".npy", ".csv", ".txt"))
         X = check_features(read_matrix(path, header=header, index_column=index_column), f"dataset 'files' ({path})")
         meta["features"] = str(path)
     else:
-        path = _existing(kernel, "kernel", (".npy",))
+        path = existing_file(kernel, "kernel", (".npy",))
         K = check_kernel(read_matrix(path, header=header, index_column=index_column), f"dataset 'files' ({path})")
         meta["kernel"] = str(path)
     y = classes = None
     if labels:
-        lpath = _existing(labels, "labels", (".npy", ".csv", ".txt"))
+        lpath = existing_file(labels, "labels", (".npy", ".csv", ".txt"))
         y, classes = read_labels(lpath, len(X if X is not None else K))
         meta["labels"] = str(lpath)
     meta["inputs"] = input_files(*meta.values())     # their content, in every cell's record
