@@ -133,7 +133,7 @@ def _kernels(module: ModuleType) -> dict[str, CPUDispatcher]:
 
 @pytest.mark.parametrize("module", sorted(m for m, kinds in BUILTINS.items() if "solvers" in kinds))
 def test_a_solver_module_with_numba_kernels_is_warmed_up(module):
-    """TRIN (compiled CG since its fusion) and MEG (lanczos: ``_krylov``) were missing from warm-up."""
+    """TRIN (compiled CG since its fusion) and MEG (lanczos: ``_lanczos.krylov``) were missing from warm-up."""
     import importlib
 
     mod = importlib.import_module(f"kernlearn_cli.{module}")
@@ -143,12 +143,12 @@ def test_a_solver_module_with_numba_kernels_is_warmed_up(module):
 
 
 def test_warmup_compiles_trin_and_megs_lazily_compiled_kernels():
-    from kernlearn_cli.solvers import _trin_kernels, _von_neumann_kernels
+    from kernlearn_cli.solvers import _lanczos, _trin_kernels
 
     done = {name: what for name, what, _ in warmup(["trin", "pr_cg", "meg", "nystrom"])}
     assert set(done) == {"numba", "trin", "meg"}
     assert all(k.signatures for k in (_trin_kernels.cg_step, _trin_kernels.cg_dots, _trin_kernels.cg_direction,
-                                      _von_neumann_kernels._krylov))
+                                      _lanczos.krylov))
 
 
 def test_the_estimators_are_the_registered_solvers_with_one():
