@@ -43,7 +43,7 @@ from typing import Annotated, Callable, Literal
 import numpy as np
 import scipy.linalg as sla
 import scipy.sparse as sp
-from scipy.linalg.blas import dtrmm
+from scipy.linalg.blas import dtrmm, dtrsm
 
 from ..errors import ConfigError, DataError
 from ..kernels import RANK_TOL, full_column_rank
@@ -52,7 +52,7 @@ from ..params import Interval, Length, Positive, PositiveInt, checked_arguments
 from ..registry import solvers
 from ..resources import DOUBLE, estimated
 from ..types import KIND_CODE, Constraints, SolverResult
-from ._trin_kernels import cg_direction, cg_dots, cg_step
+from ._trin_kernels import cg_direction, cg_dots, cg_step, cg_step_raw
 from .protocol import Certificate, Checked, finish
 
 #: Rows per block of the blocked n x n updates (a block is _BLOCK x n doubles).
@@ -184,12 +184,18 @@ class TraceMap:
         return self.C @ self.entries(X)
 
     def adjoint(self, alpha: np.ndarray):
-        """Σ_i α_i A_i in the working coordinates: sparse n x n (B = I) or dense r x r (Bᵀ S B)."""
+        """Σ_i α_i A_i in the working coordinates: sparse n x n (B = I) or dense r x r (Bᵀ S B, a block of
+        _BLOCK columns at a time: no n x r temporary)."""
         v = self._scale * (self.CT @ alpha)                          # w_e / 2 off the diagonal, w_e on it
         S = sp.csr_matrix((np.concatenate([v, v[self._off]])[self._order], *self._pattern), shape=(self.n, self.n))
-        if self.basis is None:
+        B = self.basis
+        if B is None:
             return S
-        return self.basis.T @ (S @ self.basis)
+        out = np.empty((B.shape[1], B.shape[1]))
+        for i in range(0, B.shape[1], _BLOCK):
+            b = slice(i, i + _BLOCK)
+            out[:, b] = B.T @ (S @ B[:, b])
+        return out
 
 
 def _dense(S) -> np.ndarray:
@@ -264,14 +270,19 @@ def inverse_from_chol(L: np.ndarray) -> np.ndarray:
 
 @dataclass
 class _State:
-    """A point X ≻ 0: its lower Cholesky factor, x_i = tr(K A_i), f and ∇f (X⁻¹ is not kept)."""
+    """A point X ≻ 0: its lower Cholesky factor, x_i = tr(K A_i), f and ∇f (X⁻¹ is not kept).
 
-    X: np.ndarray
+    ``grad_fro`` is ‖∇f‖_F; TRIN keeps the natural gradient ``Gh`` = Lᵀ∇f L and releases X and ∇f
+    while it iterates (:func:`_lean`)."""
+
+    X: np.ndarray | None
     L: np.ndarray
     x: np.ndarray
     f: float
-    G: np.ndarray
+    G: np.ndarray | None
     logdet: float = 0.0
+    grad_fro: float = math.nan
+    Gh: np.ndarray | None = None
 
 
 def _point(prob: Problem, X: np.ndarray, factor: tuple | None = None) -> _State | None:
@@ -288,6 +299,22 @@ def _point(prob: Problem, X: np.ndarray, factor: tuple | None = None) -> _State 
 def _with_gradient(prob: Problem, s: _State) -> _State:
     """``s`` with its gradient (4), from X⁻¹ formed from the factor and released."""
     s.G = prob.gradient(inverse_from_chol(s.L), s.x)
+    s.grad_fro = float(np.linalg.norm(s.G))
+    return s
+
+
+def _lean(s: _State) -> _State:
+    """``s`` as TRIN iterates on it: the natural gradient Ĝ = Lᵀ∇f L kept, X and ∇f released
+    (X = L Lᵀ is formed again where a kernel is asked for: :func:`_with_kernel`)."""
+    s.Gh = natural_gradient(s)
+    s.X = s.G = None
+    return s
+
+
+def _with_kernel(s: _State) -> _State:
+    """``s`` with X = L Lᵀ formed again when released (the product that made a trial point's X)."""
+    if s.X is None:
+        s.X = s.L @ s.L.T
     return s
 
 
@@ -304,18 +331,30 @@ def _blas_lower(L: np.ndarray) -> tuple[np.ndarray, int, int]:
     return (L, 1, 0) if L.flags.f_contiguous else (L.T, 0, 1)
 
 
-def _congruence(L: np.ndarray, A, transpose: bool = False) -> np.ndarray:
+def _congruence(L: np.ndarray, A, transpose: bool = False, out: np.ndarray | None = None) -> np.ndarray:
     """L A Lᵀ, or Lᵀ A L with ``transpose``, for a lower-triangular L and a symmetric A, dense or
     sparse (two triangular products; a sparse A is multiplied first).  Operands reach BLAS without
     copies (:func:`_blas_lower`; A or Aᵀ = A, whichever is Fortran-ordered); the symmetric product
-    is returned transposed, C-ordered."""
+    is returned transposed, C-ordered.  ``out``, a Fortran-ordered array of A's shape (``A.T`` for
+    a C-ordered A's own memory), holds the product instead of a new array (dense A)."""
     T, lower, flip = _blas_lower(L)
     t = int(transpose)
     if sp.issparse(A):                                               # op(L) A = (A op(L)ᵀ)ᵀ, A = Aᵀ
         inner = np.asarray(A @ (L if t else L.T)).T
     else:
-        inner = dtrmm(1.0, T, A if A.flags.f_contiguous else A.T, lower=lower, trans_a=t ^ flip)
+        B = A if A.flags.f_contiguous else A.T
+        if out is not None and not np.shares_memory(out, B):
+            out[...] = B
+        inner = dtrmm(1.0, T, B if out is None else out, lower=lower, trans_a=t ^ flip, overwrite_b=int(out is not None))
     return dtrmm(1.0, T, inner, side=1, lower=lower, trans_a=(1 - t) ^ flip, overwrite_b=1).T
+
+
+def _inverse_congruence(L: np.ndarray, A: np.ndarray) -> np.ndarray:
+    """L⁻ᵀ A L⁻¹ for a lower-triangular L and a symmetric dense A (two triangular solves; one new
+    array, returned transposed, C-ordered, as :func:`_congruence`)."""
+    T, lower, flip = _blas_lower(L)
+    inner = dtrsm(1.0, T, A if A.flags.f_contiguous else A.T, lower=lower, trans_a=1 ^ flip)
+    return dtrsm(1.0, T, inner, side=1, lower=lower, trans_a=flip, overwrite_b=1).T
 
 
 def _trial(prob: Problem, s: _State, Zh: np.ndarray) -> tuple[_State | None, float, float]:
@@ -368,18 +407,19 @@ def steihaug_pcg(prob: Problem, s: _State, radius: float, nu: float, max_cg: int
     ``natural``.  ``g`` is Ĝ = Lᵀ∇f L when already known (:func:`natural_gradient`).
 
     Only the scalars of CG (α, β, the trust-region test) and Ẑ, R̂ come from these coordinates.
-    The direction in K's coordinates, P = L P̂ Lᵀ, on which H_F is evaluated, is carried by
-    Table 1's own recurrence P = −KRK + βP, KR₊K = KRK + α(K H_F(P) K + P), and so is
-    Table 1's residual R = L⁻ᵀ R̂ L⁻¹ of the stopping test in ‖·‖_F (R₊ = R + α(H_F(P) + Q),
-    Q = L⁻ᵀ P̂ L⁻¹ = −R + βQ): no triangular product or solve per CG step.  H_F(P) vanishes
-    outside its leading k × k block (:attr:`TraceMap.extent`), where L is the k × k triangle
-    L_k, so Lᵀ H_F L = L_kᵀ H_F L_k (k³; k = m, the points the constraints touch, when they are
-    numbered first: :func:`build_problem`) and K H_F K is an O(n² k) product, or, when k = n,
-    L (Lᵀ H_F L) Lᵀ by two more triangular products.  The n × n updates of a step are three
-    compiled passes (:mod:`._trin_kernels`), and ĤẐ is not kept: m(0) − m(Z) = −½<Ĝ + R̂, Ẑ>.
+    The direction in K's coordinates, P = L P̂ Lᵀ, on which H_F is evaluated, is formed each step
+    (two triangular products, in one work array); the curvature is <P̂, Ĥ(P̂)> = ‖P̂‖² + <P, H_F(P)>.
+    In the Frobenius trust region Z = Σ αP is carried beside Ẑ, and Table 1's residual
+    R = L⁻ᵀ R̂ L⁻¹ of the stopping test by its recurrence R₊ = R + α(H_F(P) + Q),
+    Q = L⁻ᵀ P̂ L⁻¹ = −R + βQ.  H_F(P) vanishes outside its leading k × k block
+    (:attr:`TraceMap.extent`), where L is the k × k triangle L_k, so Lᵀ H_F L = L_kᵀ H_F L_k
+    (k³; k = m, the points the constraints touch, when they are numbered first:
+    :func:`build_problem`), formed in H_F's own memory.  The n × n updates of a step are compiled
+    passes (:mod:`._trin_kernels`), and ĤẐ is not kept: m(0) − m(Z) = −½<Ĝ + R̂, Ẑ>.  The arrays:
+    Ẑ, R̂, P̂, the work array and H_F's block, and with the Frobenius region Z, R and Q.
     Returns (Ẑ, predicted decrease m(0) − m(Z) of model (7), CG steps, hit the boundary, ‖Z‖).
     """
-    L, X = s.L, s.X
+    L = s.L
     d2 = prob.loss.d2(s.x)
     g = natural_gradient(s) if g is None else g                      # Ĝ = Lᵀ ∇f L
     Zh = np.zeros_like(g)
@@ -389,25 +429,24 @@ def steihaug_pcg(prob: Problem, s: _State, radius: float, nu: float, max_cg: int
     rr = float(np.vdot(R, R))
     if not rr > 0:
         return Zh, 0.0, 0, False, 0.0
-    target = nu * math.sqrt(rr) if natural else nu * np.linalg.norm(s.G)
+    target = nu * math.sqrt(rr) if natural else nu * s.grad_fro
     k = prob.op.extent
-    L_k, X_k = np.ascontiguousarray(L[:k, :k]), X[:k]
-    Y = np.ascontiguousarray(_congruence(L, g))                      # K R K = L R̂ Lᵀ
-    Praw = -Y                                                        # P = L P̂ Lᵀ
-    Rraw = Q = Hk = np.zeros((0, 0))                                 # (natural: not carried)
+    L_k = L if k == len(L) else np.asfortranarray(L[:k, :k])
+    work = np.empty(g.shape, order="F")                              # P = L P̂ Lᵀ, formed in it each step
+    Rraw = Q = np.zeros((0, 0))                                      # (natural: not carried)
     if not natural:
-        Rraw = np.array(s.G, order="C")                              # R = L⁻ᵀ R̂ L⁻¹
+        Rraw = _inverse_congruence(L, g)                             # R = L⁻ᵀ R̂ L⁻¹ = ∇f
         Q = -Rraw                                                    # Q = L⁻ᵀ P̂ L⁻¹
     zz = 0.0                                                         # ‖Z‖², carried as Z += α Pn
     for step in range(1, max_cg + 1):
-        HF = prob.hessian_loss(Praw, d2)
-        H_k = HF[:k, :k]                                             # sparse when K is the unknown
-        Hh_k = np.ascontiguousarray(_congruence(L_k, H_k, transpose=True))  # Ĥ(P̂) = P̂ + L_kᵀ H_F L_k
+        Praw = _congruence(L, P, out=work)
+        H = _dense(prob.hessian_loss(Praw, d2)[:k, :k])             # H_F(P) on the k x k block, C-ordered
         Pn = P if natural else Praw
-        php, zp, pp = cg_dots(P, Hh_k, Z, Pn)
+        php, zp, pp = cg_dots(P, Praw, H, Z, Pn)
         alpha = rr / php
         if zz + 2 * alpha * zp + alpha * alpha * pp >= radius * radius:  # boundary: ‖Z + τP‖ = radius
             tau = (-zp + math.sqrt(max(zp * zp + pp * (radius * radius - zz), 0.0))) / pp
+            Hh_k = _congruence(L_k, H, transpose=True, out=H.T)
             for i in range(0, len(P), _BLOCK):                     # Ẑ += τP̂, R̂ += τĤ(P̂), a block at a time
                 b = slice(i, i + _BLOCK)
                 HP = P[b].copy()
@@ -416,13 +455,13 @@ def steihaug_pcg(prob: Problem, s: _State, radius: float, nu: float, max_cg: int
                 R[b] += tau * HP
             return Zh, _predicted(g, R, Zh), step, True, radius
         if not natural:
-            Hk = np.ascontiguousarray(_dense(H_k))
-        rr_next, rr_raw = cg_step(alpha, P, Hh_k, Zh, R, Praw, Q, Hk, Z, Rraw, not natural)
+            rr_raw = cg_step_raw(alpha, Praw, Q, H, Z, Rraw)
+        Hh_k = _congruence(L_k, H, transpose=True, out=H.T)          # Ĥ(P̂) = P̂ + L_kᵀ H_F L_k
+        rr_next = cg_step(alpha, P, Hh_k, Zh, R)
         zz += 2 * alpha * zp + alpha * alpha * pp
         if math.sqrt(rr_next if natural else rr_raw) < target:
             break
-        KHK = _congruence(L, Hh_k) if k == len(X) else X_k.T @ np.asarray(H_k @ X_k)   # K H_F(P) K
-        cg_direction(alpha, rr_next / rr, R, P, np.ascontiguousarray(KHK), Y, Praw, Rraw, Q, not natural)
+        cg_direction(rr_next / rr, R, P, Rraw, Q, not natural)
         rr = rr_next
     else:
         step = max_cg
@@ -456,7 +495,7 @@ def gap_bound(s: _State, gn: float) -> float:
     """
     if gn < 0.5:
         return gn * gn / (2.0 * (1.0 - gn))
-    g = np.linalg.eigvalsh(s.L.T @ s.G @ s.L)
+    g = np.linalg.eigvalsh(s.L.T @ s.G @ s.L if s.Gh is None else s.Gh)
     return float(np.sum(g - np.log1p(g))) if g.min() > -1.0 else math.inf
 
 
@@ -468,7 +507,8 @@ def trin_solve(prob: Problem, X0: np.ndarray, *, tol: float, max_iter: int, max_
     √‖∇f‖_F), first radius ‖K∇fK‖_F.  "natural" measures the step, the forcing term and the
     residual in the preconditioner's metric instead (scale free: the same iterates for K0 and
     c K0), with first radius 1, inside which K + Z is always positive definite.  Stops when the
-    natural gradient norm :func:`natural_norm` is <= tol."""
+    natural gradient norm :func:`natural_norm` is <= tol.  The point is kept as its factor and
+    natural gradient (:func:`_lean`); the state returned has X again."""
     s = _state(prob, X0)
     del X0                                                               # (s.X, when positive definite)
     if s is None:
@@ -476,15 +516,15 @@ def trin_solve(prob: Problem, X0: np.ndarray, *, tol: float, max_iter: int, max_
     hist = {k: [] for k in ("objective", "grad_norm", "cg_steps", "radius", "rho", "seconds")}
     t0 = time.perf_counter()
     cg_total, it = 0, 0
-    Gh = natural_gradient(s)
-    gn = float(np.linalg.norm(Gh))
     natural = trust_norm == "natural"
     radius = 1.0 if natural else max(np.linalg.norm(s.X @ s.G @ s.X), 1e-8 * np.linalg.norm(s.X))
     floor = 1e-15 if natural else 1e-15 * np.linalg.norm(s.X)
+    s = _lean(s)
+    gn = float(np.linalg.norm(s.Gh))
     while gn > tol and it < max_iter:
         it += 1
-        nu = min(0.5, math.sqrt(gn if natural else np.linalg.norm(s.G)))  # Sec. 4.1
-        Zh, pred, steps, hit, znorm = steihaug_pcg(prob, s, radius, nu, max_cg, natural, Gh)  # pred = m(0) − m(Z)
+        nu = min(0.5, math.sqrt(gn if natural else s.grad_fro))         # Sec. 4.1
+        Zh, pred, steps, hit, znorm = steihaug_pcg(prob, s, radius, nu, max_cg, natural, s.Gh)  # pred = m(0) − m(Z)
         cg_total += steps
         trial, ared, ared_err = _trial(prob, s, Zh) if pred > 0 else (None, -math.inf, math.inf)
         del Zh                                                           # (its memory is the trial's factor now)
@@ -498,10 +538,9 @@ def trin_solve(prob: Problem, X0: np.ndarray, *, tol: float, max_iter: int, max_
         elif rho > 0.75 and hit:
             radius = 2.0 * radius
         if rho > 1e-4:
-            s = Gh = None                                                # the current point released first
-            s = trial if trial.G is not None else _with_gradient(prob, trial)
-            Gh = natural_gradient(s)
-            gn = float(np.linalg.norm(Gh))
+            s = None                                                     # the current point released first
+            s = _lean(trial if trial.G is not None else _with_gradient(prob, trial))
+            gn = float(np.linalg.norm(s.Gh))
         trial = None
         for key, v in (("objective", s.f), ("grad_norm", gn), ("cg_steps", steps), ("radius", radius),
                        ("rho", rho), ("seconds", time.perf_counter() - t0)):
@@ -512,7 +551,7 @@ def trin_solve(prob: Problem, X0: np.ndarray, *, tol: float, max_iter: int, max_
             break
     stats = {"iterations": it, "cg_steps": cg_total, "stopped_by": _stopped_by(gn, tol, it, max_iter),
              "grad_norm": gn, "seconds": time.perf_counter() - t0}
-    return s, stats, hist
+    return _with_kernel(s), stats, hist
 
 
 def _stopped_by(gn: float, tol: float, it: int, max_iter: int) -> str:
@@ -683,6 +722,23 @@ def _full_column_rank(G: np.ndarray) -> np.ndarray:
     return G if np.all(s > RANK_TOL * s[0]) else full_column_rank(G)
 
 
+def _annihilated_null_space(G0: np.ndarray, constraints: Constraints, loss: str) -> np.ndarray | None:
+    """An orthonormal basis N of K0's null space (K0 = G0 G0ᵀ) when every A_i annihilates it -- distance
+    constraints whose points N does not tell apart (a connected graph Laplacian's pseudo-inverse) --
+    else None."""
+    if loss not in TRIPLET_LOSSES and loss != "itml":
+        return None
+    N = np.array(sla.null_space(G0.T), order="C")      # (an SVD, before any n x n array of the solve; a
+    #                                                   copy, or the view would keep its n x n Vᵀ alive)
+    if loss in TRIPLET_LOSSES:
+        pts = [constraints.i, constraints.j] + ([constraints.k] if constraints.has_triplets else [])
+        ok = all(np.allclose(N[p], N[pts[0]], atol=1e-8) for p in pts[1:])
+    else:
+        i, j, _, _ = _pairs_from(constraints)
+        ok = np.allclose(N[i], N[j], atol=1e-8)
+    return N if ok else None
+
+
 def add_shift(K: np.ndarray, shift: tuple[float, np.ndarray], sign: float) -> None:
     """K += sign · s N Nᵀ in place, ``shift`` = (s, N), a block of rows at a time (no n x n temporary)."""
     s, N = shift
@@ -734,10 +790,11 @@ def build_problem(G0: np.ndarray, constraints: Constraints, loss: LossName, gamm
                   t: Knee, itml_percentiles: tuple[float, float], solver: str, support_first: bool = False):
     """Validate the settings; return (Problem, X0, decode, meta) with decode(X) -> the factor G of K.
 
-    With ``support_first`` the working coordinates number the m points the constraints touch
+    With ``support_first`` the n × n working coordinates number the m points the constraints touch
     first (K's rows and columns permuted; decode returns G in the given order): then every Σ α_i A_i
     lives in the leading m × m block (``TraceMap.extent`` = m), and :func:`steihaug_pcg`'s
-    Lᵀ H_F L is an m × m product.
+    Lᵀ H_F L is an m × m product.  The r × r coordinates (K = G0 X G0ᵀ) gain nothing from it
+    (Σ α_i A_i is dense there) and use the caller's G0 as it is, without a copy.
     """
     if len(constraints) == 0:
         raise ConfigError(f"solver '{solver}' needs constraints; the constraint set is empty.")
@@ -746,42 +803,30 @@ def build_problem(G0: np.ndarray, constraints: Constraints, loss: LossName, gamm
     labeled = np.unique(np.concatenate([constraints.i, constraints.j] +
                                        ([constraints.k] if constraints.has_triplets else [])))
     m = labeled.size
-    pos = None
-    if support_first:                                 # point p is working coordinate pos[p]
-        pos = np.empty(n, dtype=np.int64)
-        pos[np.concatenate([labeled, np.setdiff1d(np.arange(n), labeled)])] = np.arange(n)
-        G0 = np.asarray(G0)[np.argsort(pos)]
-        constraints = replace(constraints, i=pos[constraints.i], j=pos[constraints.j],
-                              k=None if constraints.k is None else pos[constraints.k])
     G0 = _full_column_rank(np.asarray(G0, dtype=np.float64))
     r = G0.shape[1]
     w = gamma / m if normalize else gamma
+    # working coordinates: K itself (r = n, or r close to n with A_i N = 0) or X with K = G0 X G0^T
+    shift_null = _annihilated_null_space(G0, constraints, loss) if r < n and 2 * r >= n else None
+    full = r == n or shift_null is not None
+    pos = None
+    if support_first and full:                        # point p is working coordinate pos[p]
+        pos = np.empty(n, dtype=np.int64)
+        pos[np.concatenate([labeled, np.setdiff1d(np.arange(n), labeled)])] = np.arange(n)
+        back = np.argsort(pos)
+        G0 = G0[back]
+        shift_null = None if shift_null is None else shift_null[back]
+        constraints = replace(constraints, i=pos[constraints.i], j=pos[constraints.j],
+                              k=None if constraints.k is None else pos[constraints.k])
 
     pair_info = None
     if loss in TRIPLET_LOSSES:
         rows, a, b, coef, c = _triplet_terms(constraints, loss)
-        dist_like = True
     else:
         i, j, similar, bound = _pairs_from(constraints)
         rows, a, b, coef, c = _pair_terms(i, j, similar, loss)
-        dist_like = loss == "itml"
         pair_info = (i, j, similar, bound)
-
-    # working coordinates: K itself (r = n, or r close to n with A_i N = 0) or X with K = G0 X G0^T
-    shift_null = None
-    if r < n and 2 * r >= n:
-        N = np.array(sla.null_space(G0.T), order="C")  # (an SVD, before any n x n array of the solve; a
-        #                                               copy, or the view would keep its n x n Vᵀ alive)
-        pts = [constraints.i, constraints.j] + ([constraints.k] if constraints.has_triplets else [])
-        if dist_like:
-            ok = all(np.allclose(N[p], N[pts[0]], atol=1e-8) for p in pts[1:]) if loss in TRIPLET_LOSSES \
-                else np.allclose(N[pair_info[0]], N[pair_info[1]], atol=1e-8)
-        else:
-            ok = False
-        if ok:
-            shift_null = N
-    full = r == n or shift_null is not None
-    op = TraceMap(n, rows, a, b, coef, c, None if full else G0)
+    op = TraceMap(n, rows, a, b, coef, c, None if full else np.ascontiguousarray(G0))   # (no copy of a C-ordered G0)
     shift = None if shift_null is None else (np.sum(G0 * G0) / r, shift_null)   # s NNᵀ, s = tr(K0) / r
     if full:
         K0 = G0 @ G0.T
