@@ -52,7 +52,7 @@ from ..params import Interval, Length, Positive, PositiveInt, checked_arguments
 from ..registry import solvers
 from ..resources import DOUBLE, estimated
 from ..types import KIND_CODE, Constraints, SolverResult
-from ._trin_kernels import cg_direction, cg_dots, cg_step, cg_step_raw
+from ._trin_kernels import cg_direction, cg_dots, cg_dots_packed, cg_step, cg_step_raw, pack_lower, packed_norm2
 from .protocol import Certificate, Checked, finish
 
 #: Rows per block of the blocked n x n updates (a block is _BLOCK x n doubles).
@@ -184,16 +184,17 @@ class TraceMap:
         return self.C @ self.entries(X)
 
     def adjoint(self, alpha: np.ndarray):
-        """Σ_i α_i A_i in the working coordinates: sparse n x n (B = I) or dense r x r (Bᵀ S B, a block of
-        _BLOCK columns at a time: no n x r temporary)."""
+        """Σ_i α_i A_i in the working coordinates: sparse n x n (B = I) or dense r x r (Bᵀ S B, r/16 columns
+        at a time: no n x r temporary)."""
         v = self._scale * (self.CT @ alpha)                          # w_e / 2 off the diagonal, w_e on it
         S = sp.csr_matrix((np.concatenate([v, v[self._off]])[self._order], *self._pattern), shape=(self.n, self.n))
         B = self.basis
         if B is None:
             return S
-        out = np.empty((B.shape[1], B.shape[1]))
-        for i in range(0, B.shape[1], _BLOCK):
-            b = slice(i, i + _BLOCK)
+        r = B.shape[1]
+        out, step = np.empty((r, r)), max(32, r // 16)
+        for i in range(0, r, step):
+            b = slice(i, i + step)
             out[:, b] = B.T @ (S @ B[:, b])
         return out
 
@@ -273,7 +274,7 @@ class _State:
     """A point X ≻ 0: its lower Cholesky factor, x_i = tr(K A_i), f and ∇f (X⁻¹ is not kept).
 
     ``grad_fro`` is ‖∇f‖_F; TRIN keeps the natural gradient ``Gh`` = Lᵀ∇f L and releases X and ∇f
-    while it iterates (:func:`_lean`)."""
+    while it iterates (:func:`_lean`); its CG then takes ``Gh`` over as its residual."""
 
     X: np.ndarray | None
     L: np.ndarray
@@ -404,27 +405,29 @@ def steihaug_pcg(prob: Problem, s: _State, radius: float, nu: float, max_cg: int
     <= 0 in rounding once cond K nears 1/eps (Ionosphere's K0 has 2.3e9).  The trust region is
     ‖Z‖_F <= Δ (eq. 7) or, with ``natural``, the preconditioner's norm ‖Z‖_K = ‖Ẑ‖_F (Nocedal &
     Wright, Sec. 7.2); CG stops at ‖R‖_F < ν ‖∇f‖_F (Table 1), or at ‖R̂‖_F < ν ‖Ĝ‖_F with
-    ``natural``.  ``g`` is Ĝ = Lᵀ∇f L when already known (:func:`natural_gradient`).
+    ``natural``.  ``g`` is Ĝ = Lᵀ∇f L when already known (:func:`natural_gradient`); CG's residual
+    R̂ starts in its memory, so it is overwritten.
 
     Only the scalars of CG (α, β, the trust-region test) and Ẑ, R̂ come from these coordinates.
     The direction in K's coordinates, P = L P̂ Lᵀ, on which H_F is evaluated, is formed each step
     (two triangular products, in one work array); the curvature is <P̂, Ĥ(P̂)> = ‖P̂‖² + <P, H_F(P)>.
     In the Frobenius trust region Z = Σ αP is carried beside Ẑ, and Table 1's residual
     R = L⁻ᵀ R̂ L⁻¹ of the stopping test by its recurrence R₊ = R + α(H_F(P) + Q),
-    Q = L⁻ᵀ P̂ L⁻¹ = −R + βQ.  H_F(P) vanishes outside its leading k × k block
+    Q = L⁻ᵀ P̂ L⁻¹ = −R + βQ; the three are symmetric and kept as packed lower triangles
+    (n(n+1)/2 doubles each).  H_F(P) vanishes outside its leading k × k block
     (:attr:`TraceMap.extent`), where L is the k × k triangle L_k, so Lᵀ H_F L = L_kᵀ H_F L_k
     (k³; k = m, the points the constraints touch, when they are numbered first:
     :func:`build_problem`), formed in H_F's own memory.  The n × n updates of a step are compiled
-    passes (:mod:`._trin_kernels`), and ĤẐ is not kept: m(0) − m(Z) = −½<Ĝ + R̂, Ẑ>.  The arrays:
-    Ẑ, R̂, P̂, the work array and H_F's block, and with the Frobenius region Z, R and Q.
+    passes (:mod:`._trin_kernels`), and the model's decrease is summed step by step,
+    m(Z) − m(Z + αP) = −(α<R̂, P̂> + ½α²<P̂, Ĥ(P̂)>), so Ĝ need not be kept.  The arrays: Ẑ, R̂, P̂,
+    the work array and H_F's block (5 n²), and with the Frobenius region Z, R and Q (1.5 n²).
     Returns (Ẑ, predicted decrease m(0) − m(Z) of model (7), CG steps, hit the boundary, ‖Z‖).
     """
     L = s.L
     d2 = prob.loss.d2(s.x)
-    g = natural_gradient(s) if g is None else g                      # Ĝ = Lᵀ ∇f L
-    Zh = np.zeros_like(g)
-    Z = Zh if natural else np.zeros_like(g)                          # the step in the trust norm's coordinates
-    R = g.copy()                                                     # R̂ = Ĥ(Ẑ) + Ĝ
+    R = natural_gradient(s) if g is None else g                      # R̂ = Ĥ(Ẑ) + Ĝ, from Ĝ = Lᵀ ∇f L
+    del g
+    Zh = np.zeros_like(R)
     P = -R
     rr = float(np.vdot(R, R))
     if not rr > 0:
@@ -432,45 +435,38 @@ def steihaug_pcg(prob: Problem, s: _State, radius: float, nu: float, max_cg: int
     target = nu * math.sqrt(rr) if natural else nu * s.grad_fro
     k = prob.op.extent
     L_k = L if k == len(L) else np.asfortranarray(L[:k, :k])
-    work = np.empty(g.shape, order="F")                              # P = L P̂ Lᵀ, formed in it each step
-    Rraw = Q = np.zeros((0, 0))                                      # (natural: not carried)
-    if not natural:
-        Rraw = _inverse_congruence(L, g)                             # R = L⁻ᵀ R̂ L⁻¹ = ∇f
-        Q = -Rraw                                                    # Q = L⁻ᵀ P̂ L⁻¹
-    zz = 0.0                                                         # ‖Z‖², carried as Z += α Pn
+    work = np.empty(R.shape, order="F")                              # P = L P̂ Lᵀ, formed in it each step
+    Zp = Rp = Qp = np.zeros(0)                                       # (natural: not carried)
+    if not natural:                                                  # packed lower triangles
+        Zp = np.zeros(len(R) * (len(R) + 1) // 2)                    # Z = L Ẑ Lᵀ
+        Rp = pack_lower(_inverse_congruence(L, R), np.empty_like(Zp))   # R = L⁻ᵀ R̂ L⁻¹ = ∇f
+        Qp = -Rp                                                     # Q = L⁻ᵀ P̂ L⁻¹
+    zz, pred = 0.0, 0.0                                              # ‖Z‖² (Ẑ's with ``natural``), m(0) − m(Z)
     for step in range(1, max_cg + 1):
         Praw = _congruence(L, P, out=work)
         H = _dense(prob.hessian_loss(Praw, d2)[:k, :k])             # H_F(P) on the k x k block, C-ordered
-        Pn = P if natural else Praw
-        php, zp, pp = cg_dots(P, Praw, H, Z, Pn)
+        php, rp, zp, pp = cg_dots(P, Praw, H, R, Zh) if natural else cg_dots_packed(P, Praw, H, R, Zp)
         alpha = rr / php
         if zz + 2 * alpha * zp + alpha * alpha * pp >= radius * radius:  # boundary: ‖Z + τP‖ = radius
             tau = (-zp + math.sqrt(max(zp * zp + pp * (radius * radius - zz), 0.0))) / pp
-            Hh_k = _congruence(L_k, H, transpose=True, out=H.T)
-            for i in range(0, len(P), _BLOCK):                     # Ẑ += τP̂, R̂ += τĤ(P̂), a block at a time
-                b = slice(i, i + _BLOCK)
-                HP = P[b].copy()
-                HP[:max(0, min(k - i, _BLOCK)), :k] += Hh_k[b]
-                Zh[b] += tau * P[b]
-                R[b] += tau * HP
-            return Zh, _predicted(g, R, Zh), step, True, radius
+            P *= tau
+            Zh += P
+            return Zh, pred - (tau * rp + 0.5 * tau * tau * php), step, True, radius
+        pred -= alpha * rp + 0.5 * alpha * alpha * php
         if not natural:
-            rr_raw = cg_step_raw(alpha, Praw, Q, H, Z, Rraw)
+            rr_raw = cg_step_raw(alpha, Praw, H, Zp, Rp, Qp)
         Hh_k = _congruence(L_k, H, transpose=True, out=H.T)          # Ĥ(P̂) = P̂ + L_kᵀ H_F L_k
         rr_next = cg_step(alpha, P, Hh_k, Zh, R)
+        H = Hh_k = None                                              # (released before the next step's)
         zz += 2 * alpha * zp + alpha * alpha * pp
         if math.sqrt(rr_next if natural else rr_raw) < target:
             break
-        cg_direction(rr_next / rr, R, P, Rraw, Q, not natural)
+        cg_direction(rr_next / rr, R, P, Rp, Qp)
         rr = rr_next
     else:
         step = max_cg
-    return Zh, _predicted(g, R, Zh), step, False, float(np.linalg.norm(Z))
-
-
-def _predicted(g: np.ndarray, R: np.ndarray, Zh: np.ndarray) -> float:
-    """m(0) − m(Ẑ) = −(<Ĝ, Ẑ> + ½<Ẑ, ĤẐ>) = −½ <Ĝ + R̂, Ẑ>, since R̂ = ĤẐ + Ĝ."""
-    return -0.5 * (float(np.vdot(g, Zh)) + float(np.vdot(R, Zh)))
+    znorm = float(np.linalg.norm(Zh)) if natural else math.sqrt(packed_norm2(Zp))
+    return Zh, pred, step, False, znorm
 
 
 def natural_gradient(s: _State) -> np.ndarray:
@@ -524,7 +520,9 @@ def trin_solve(prob: Problem, X0: np.ndarray, *, tol: float, max_iter: int, max_
     while gn > tol and it < max_iter:
         it += 1
         nu = min(0.5, math.sqrt(gn if natural else s.grad_fro))         # Sec. 4.1
-        Zh, pred, steps, hit, znorm = steihaug_pcg(prob, s, radius, nu, max_cg, natural, s.Gh)  # pred = m(0) − m(Z)
+        Gh, s.Gh = _natural_gradient_of(prob, s), None                  # (CG's residual starts in its memory)
+        Zh, pred, steps, hit, znorm = steihaug_pcg(prob, s, radius, nu, max_cg, natural, Gh)  # pred = m(0) − m(Z)
+        del Gh
         cg_total += steps
         trial, ared, ared_err = _trial(prob, s, Zh) if pred > 0 else (None, -math.inf, math.inf)
         del Zh                                                           # (its memory is the trial's factor now)
@@ -551,7 +549,13 @@ def trin_solve(prob: Problem, X0: np.ndarray, *, tol: float, max_iter: int, max_
             break
     stats = {"iterations": it, "cg_steps": cg_total, "stopped_by": _stopped_by(gn, tol, it, max_iter),
              "grad_norm": gn, "seconds": time.perf_counter() - t0}
+    s.Gh = _natural_gradient_of(prob, s)
     return _with_kernel(s), stats, hist
+
+
+def _natural_gradient_of(prob: Problem, s: _State) -> np.ndarray:
+    """``s.Gh``, formed again from the point when the last CG spent it (its step rejected)."""
+    return s.Gh if s.Gh is not None else _lean(_with_gradient(prob, s)).Gh
 
 
 def _stopped_by(gn: float, tol: float, it: int, max_iter: int) -> str:
