@@ -1087,10 +1087,11 @@ def _doc(summary: str):
 
 def _dense_cost(method: str, per_n2: float):
     """TRIN and PR-CG keep dense n x n iterates, their Cholesky factors and CG directions: ``per_n2`` n²
-    doubles at the peak.  TRIN: 17 (15.5 and 16.8 measured at n = 2000 and 5000 by
-    benchmarks/bench_trin_memory.py; eight of them are the CG's recurrences, five the point, its
-    factor, ∇f, its natural form and K0⁻¹);
-    PR-CG: 24 (23-25 measured before TRIN's arrays were released early, issue 45)."""
+    doubles at the peak.  TRIN: 8 (7.8 measured at n = 2000 by benchmarks/bench_trin_memory.py: the
+    factor, Ẑ, R̂, P̂, the work array and the loss Hessian, and Z, R, Q packed; 9 with K0⁻¹ in the
+    n x n modes when the constraints touch every point);
+    PR-CG: 12 (10.6 measured at n = 2000 by benchmarks/bench_trin_memory.py --solvers pr_cg, in the
+    r x r mode; K0⁻¹ adds one in the n x n modes)."""
     def cost(G0, constraints, **settings):
         n = np.shape(G0)[0]
         return (f"solver '{method}' on {n} points: dense {n} x {n} iterates, factors and work space",
@@ -1099,7 +1100,7 @@ def _dense_cost(method: str, per_n2: float):
 
 
 @solvers.register("trin", triplets=True, inductive="initial factor")
-@estimated(_dense_cost("trin", 17.0))
+@estimated(_dense_cost("trin", 8.0))
 @_doc("Trust-region inexact Newton kernel learning with a LogDet regularizer (Li et al. 2009, TRIN).")
 def trin(G0: np.ndarray, constraints: Constraints, *, loss: LossName = "log", gamma: Positive = 1.0,
          tol: Positive = 1e-3, max_iter: PositiveInt = 1000, path: PathMultiplier = 0.0,
@@ -1114,7 +1115,7 @@ def trin(G0: np.ndarray, constraints: Constraints, *, loss: LossName = "log", ga
 
 
 @solvers.register("pr_cg", triplets=True, inductive="initial factor")
-@estimated(_dense_cost("pr_cg", 24.0))
+@estimated(_dense_cost("pr_cg", 12.0))
 @_doc("Polak-Ribière⁺ nonlinear CG on the TRIN objective, with an exact line search that keeps K positive "
       "definite (the baseline of Li et al. 2009, Sec. 6.2).")
 def pr_cg(G0: np.ndarray, constraints: Constraints, *, loss: LossName = "log", gamma: Positive = 1.0,
