@@ -7,17 +7,23 @@ half the points (seed 0), log-loss, tol 1e-3, the path γ = 2⁻¹², 2⁻⁸, .
 :class:`kernlearn_cli.resources.PeakMemory` with G0 allocated before it; the table gives its
 ``added_bytes`` / (8 n²), the Newton iterations, the largest relative difference of the per-γ
 objectives from the first solver's, and the CPU seconds per Newton iteration (time.process_time
-between consecutive iterations of one γ, median), on one BLAS thread.
+between consecutive iterations of one γ, median), on one BLAS thread.  Before it is measured each
+solver runs once at n = 200 (numba's compilation or cache load, about 0.2 GB, is not the solver's),
+and blocks of 1 MB or more are given back to the system when freed (glibc's ``M_MMAP_THRESHOLD``;
+its default adapts up to 32 MB, so an n = 2000 array freed by one solver would stay resident and
+hide the next solver's peak).
 
 The older solver is loaded at run time from git (``git show REV:kernlearn_cli/solvers/trin.py``,
 as benchmarks/bench_trin_regression.py does); nothing old is kept in the package.
 
     python benchmarks/bench_trin_memory.py [--n 2000,5000] [--max-path-iter 6] [--rev main] [--solvers old,new]
+                                          [--trust-norm frobenius]
 """
 
 from __future__ import annotations
 
 import argparse
+import ctypes
 import gc
 import time
 
@@ -27,7 +33,7 @@ from threadpoolctl import threadpool_limits
 from bench_trin_regression import old_trin
 from kernlearn_cli.registry import constraints, kernels
 from kernlearn_cli.resources import PeakMemory
-from kernlearn_cli.solvers.trin import trin
+from kernlearn_cli.solvers.trin import pr_cg, trin
 from kernlearn_cli.types import Dataset
 
 
@@ -42,17 +48,26 @@ def setting(n: int):
     return G0, C
 
 
-def measure(solver, G0, C, max_path_iter: int):
+def return_freed_memory() -> None:
+    """Blocks of 1 MB or more mapped on their own and unmapped when freed (glibc mallopt M_MMAP_THRESHOLD)."""
+    try:
+        ctypes.CDLL("libc.so.6").mallopt(-3, 1 << 20)
+    except OSError:
+        pass
+
+
+def measure(solver, G0, C, max_path_iter: int, trust_norm: str = "frobenius"):
     """(peak added bytes, result, CPU seconds per Newton iteration) of one solver call."""
     ticks = []
 
     def callback(step, **_):
         ticks.append((step, time.process_time()))
 
+    extra = {} if trust_norm == "frobenius" else {"trust_norm": trust_norm}      # (trin's setting; its default)
     gc.collect()
     with PeakMemory() as mem:
         res = solver(G0, C, loss="log", gamma=2.0 ** 16, gamma_min=2.0 ** -12, path=16.0, tol=1e-3,
-                     max_path_iter=max_path_iter, callback=callback)
+                     max_path_iter=max_path_iter, callback=callback, **extra)
     per_iter = [t1 - t0 for (s0, t0), (s1, t1) in zip(ticks, ticks[1:]) if s1 == s0 + 1]
     return mem.added_bytes, res, float(np.median(per_iter)) if per_iter else float("nan")
 
@@ -62,25 +77,30 @@ def main() -> None:
     ap.add_argument("--n", default="2000,5000")
     ap.add_argument("--max-path-iter", type=int, default=6, help="Newton iterations over the path at most")
     ap.add_argument("--rev", default="main", help="the git revision of the older trin.py")
-    ap.add_argument("--solvers", default="old,new", help="old (--rev's trin.py), new (this tree's), or both")
+    ap.add_argument("--trust-norm", default="frobenius", choices=("frobenius", "natural"))
+    ap.add_argument("--solvers", default="old,new", help="old (--rev's trin.py), new (this tree's trin), pr_cg (this tree's), comma-separated")
     args = ap.parse_args()
-    table = {"old": old_trin(args.rev) if "old" in args.solvers else None, "new": trin}
+    table = {"old": old_trin(args.rev) if "old" in args.solvers else None, "new": trin, "pr_cg": pr_cg}
+    return_freed_memory()
     print("| n | solver | peak / (8 n²) bytes | peak GB | Newton iterations | per-γ objectives: max rel. diff "
           "| CPU s per iteration |")
     print("| ---: | --- | ---: | ---: | ---: | ---: | ---: |")
     with threadpool_limits(limits=1):
+        small = setting(200)
+        for key in args.solvers.split(","):
+            measure(table[key], *small, 1)
         for n in (int(v) for v in args.n.split(",")):
             G0, C = setting(n)
             first = None
             for key in args.solvers.split(","):
-                added, res, cpu = measure(table[key], G0, C, args.max_path_iter)
+                added, res, cpu = measure(table[key], G0, C, args.max_path_iter, args.trust_norm)
                 f = res.history["path_objective"]
                 first = f if first is None else first
                 diff = float(np.max(np.abs(f - first) / np.abs(first))) if len(f) == len(first) else float("nan")
                 print(f"| {n} | {key} ({res.info['mode']}) | {added / (8.0 * n * n):.2f} | {added / 1e9:.2f} | {res.iterations} "
                       f"| {diff:.1e} | {cpu:.2f} |", flush=True)
                 del res
-    print(f"\n--max-path-iter {args.max_path_iter}, old = trin.py at {args.rev}.")
+    print(f"\n--max-path-iter {args.max_path_iter}, --trust-norm {args.trust_norm}, old = trin.py at {args.rev}.")
 
 
 if __name__ == "__main__":

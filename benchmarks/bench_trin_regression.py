@@ -38,18 +38,30 @@ DATASETS = {"breast_cancer_wisconsin": {"missing": "impute"}, "heart": {}, "wine
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def old_trin(rev: str):
-    """``trin`` of kernlearn_cli/solvers/trin.py at git revision ``rev``, as a temporary module."""
-    src = subprocess.run(["git", "show", f"{rev}:kernlearn_cli/solvers/trin.py"], cwd=ROOT, check=True,
-                         capture_output=True, text=True).stdout
-    path = Path(tempfile.mkdtemp()) / "trin_old.py"
-    path.write_text(src)
-    spec = importlib.util.spec_from_file_location("kernlearn_cli.solvers._trin_old", path)
+def _load(rev: str, path: str, name: str, patch=lambda src: src):
+    """The file ``path`` at git revision ``rev`` (its source through ``patch``) as the module ``name``."""
+    src = subprocess.run(["git", "show", f"{rev}:{path}"], cwd=ROOT, check=True, capture_output=True,
+                         text=True).stdout
+    file = Path(tempfile.mkdtemp()) / (name.rsplit(".", 1)[1] + ".py")
+    file.write_text(patch(src))
+    spec = importlib.util.spec_from_file_location(name, file)
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module
     with mock.patch.object(solvers, "register", lambda *a, **k: (lambda f: f)):   # not registered again
         spec.loader.exec_module(module)
-    return module.trin
+    return module
+
+
+def old_trin(rev: str):
+    """``trin`` of kernlearn_cli/solvers/trin.py at git revision ``rev``, as a temporary module, with the
+    compiled CG passes of the same revision (solvers/_trin_kernels.py) where it has them."""
+    def own_kernels(src: str) -> str:
+        if "from ._trin_kernels import" not in src:
+            return src
+        _load(rev, "kernlearn_cli/solvers/_trin_kernels.py", "kernlearn_cli.solvers._trin_kernels_old")
+        return src.replace("from ._trin_kernels import", "from ._trin_kernels_old import")
+
+    return _load(rev, "kernlearn_cli/solvers/trin.py", "kernlearn_cli.solvers._trin_old", own_kernels).trin
 
 
 GRAPHS = {"hoi": {"neighbors": 5, "bandwidth": "half_mean", "sigma_neighbors": 10},

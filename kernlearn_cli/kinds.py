@@ -43,3 +43,6 @@ DISTANCE = (DIST_LE, DIST_GE, DIST_EQ)
 UPPER = (DIST_LE, SIM_LE)
 LOWER = (DIST_GE, SIM_GE)
 EQUAL = (DIST_EQ, SIM_EQ)
+#: Constraints that pull a pair together (a distance bounded above, a similarity below) / push it apart.
+SIMILAR = (DIST_LE, SIM_GE)
+DISSIMILAR = (DIST_GE, SIM_LE)

@@ -43,7 +43,7 @@ from typing import Annotated, Callable, Literal
 import numpy as np
 import scipy.linalg as sla
 import scipy.sparse as sp
-from scipy.linalg.blas import dtrmm
+from scipy.linalg.blas import dtrmm, dtrsm
 
 from ..errors import ConfigError, DataError
 from ..kernels import RANK_TOL, full_column_rank
@@ -51,8 +51,9 @@ from ..linalg import eigh
 from ..params import Interval, Length, Positive, PositiveInt, checked_arguments
 from ..registry import EstimatorSpec, solvers
 from ..resources import DOUBLE, estimated
-from ..types import KIND_CODE, Constraints, SolverResult
-from ._trin_kernels import cg_direction, cg_dots, cg_step
+from ..kinds import DISSIMILAR, SIMILAR
+from ..types import Constraints, SolverResult
+from ._trin_kernels import cg_direction, cg_dots, cg_dots_packed, cg_step, cg_step_raw, pack_lower, packed_norm2
 from .protocol import Certificate, Checked, finish
 
 #: Rows per block of the blocked n x n updates (a block is _BLOCK x n doubles).
@@ -184,12 +185,19 @@ class TraceMap:
         return self.C @ self.entries(X)
 
     def adjoint(self, alpha: np.ndarray):
-        """Σ_i α_i A_i in the working coordinates: sparse n x n (B = I) or dense r x r (Bᵀ S B)."""
+        """Σ_i α_i A_i in the working coordinates: sparse n x n (B = I) or dense r x r (Bᵀ S B, r/16 columns
+        at a time: no n x r temporary)."""
         v = self._scale * (self.CT @ alpha)                          # w_e / 2 off the diagonal, w_e on it
         S = sp.csr_matrix((np.concatenate([v, v[self._off]])[self._order], *self._pattern), shape=(self.n, self.n))
-        if self.basis is None:
+        B = self.basis
+        if B is None:
             return S
-        return self.basis.T @ (S @ self.basis)
+        r = B.shape[1]
+        out, step = np.empty((r, r)), max(32, r // 16)
+        for i in range(0, r, step):
+            b = slice(i, i + step)
+            out[:, b] = B.T @ (S @ B[:, b])
+        return out
 
 
 def _dense(S) -> np.ndarray:
@@ -264,14 +272,19 @@ def inverse_from_chol(L: np.ndarray) -> np.ndarray:
 
 @dataclass
 class _State:
-    """A point X ≻ 0: its lower Cholesky factor, x_i = tr(K A_i), f and ∇f (X⁻¹ is not kept)."""
+    """A point X ≻ 0: its lower Cholesky factor, x_i = tr(K A_i), f and ∇f (X⁻¹ is not kept).
 
-    X: np.ndarray
+    ``grad_fro`` is ‖∇f‖_F; TRIN keeps the natural gradient ``Gh`` = Lᵀ∇f L and releases X and ∇f
+    while it iterates (:func:`_lean`); its CG then takes ``Gh`` over as its residual."""
+
+    X: np.ndarray | None
     L: np.ndarray
     x: np.ndarray
     f: float
-    G: np.ndarray
+    G: np.ndarray | None
     logdet: float = 0.0
+    grad_fro: float = math.nan
+    Gh: np.ndarray | None = None
 
 
 def _point(prob: Problem, X: np.ndarray, factor: tuple | None = None) -> _State | None:
@@ -288,6 +301,22 @@ def _point(prob: Problem, X: np.ndarray, factor: tuple | None = None) -> _State 
 def _with_gradient(prob: Problem, s: _State) -> _State:
     """``s`` with its gradient (4), from X⁻¹ formed from the factor and released."""
     s.G = prob.gradient(inverse_from_chol(s.L), s.x)
+    s.grad_fro = float(np.linalg.norm(s.G))
+    return s
+
+
+def _lean(s: _State) -> _State:
+    """``s`` as TRIN iterates on it: the natural gradient Ĝ = Lᵀ∇f L kept, X and ∇f released
+    (X = L Lᵀ is formed again where a kernel is asked for: :func:`_with_kernel`)."""
+    s.Gh = natural_gradient(s)
+    s.X = s.G = None
+    return s
+
+
+def _with_kernel(s: _State) -> _State:
+    """``s`` with X = L Lᵀ formed again when released (the product that made a trial point's X)."""
+    if s.X is None:
+        s.X = s.L @ s.L.T
     return s
 
 
@@ -304,18 +333,30 @@ def _blas_lower(L: np.ndarray) -> tuple[np.ndarray, int, int]:
     return (L, 1, 0) if L.flags.f_contiguous else (L.T, 0, 1)
 
 
-def _congruence(L: np.ndarray, A, transpose: bool = False) -> np.ndarray:
+def _congruence(L: np.ndarray, A, transpose: bool = False, out: np.ndarray | None = None) -> np.ndarray:
     """L A Lᵀ, or Lᵀ A L with ``transpose``, for a lower-triangular L and a symmetric A, dense or
     sparse (two triangular products; a sparse A is multiplied first).  Operands reach BLAS without
     copies (:func:`_blas_lower`; A or Aᵀ = A, whichever is Fortran-ordered); the symmetric product
-    is returned transposed, C-ordered."""
+    is returned transposed, C-ordered.  ``out``, a Fortran-ordered array of A's shape (``A.T`` for
+    a C-ordered A's own memory), holds the product instead of a new array (dense A)."""
     T, lower, flip = _blas_lower(L)
     t = int(transpose)
     if sp.issparse(A):                                               # op(L) A = (A op(L)ᵀ)ᵀ, A = Aᵀ
         inner = np.asarray(A @ (L if t else L.T)).T
     else:
-        inner = dtrmm(1.0, T, A if A.flags.f_contiguous else A.T, lower=lower, trans_a=t ^ flip)
+        B = A if A.flags.f_contiguous else A.T
+        if out is not None and not np.shares_memory(out, B):
+            out[...] = B
+        inner = dtrmm(1.0, T, B if out is None else out, lower=lower, trans_a=t ^ flip, overwrite_b=int(out is not None))
     return dtrmm(1.0, T, inner, side=1, lower=lower, trans_a=(1 - t) ^ flip, overwrite_b=1).T
+
+
+def _inverse_congruence(L: np.ndarray, A: np.ndarray) -> np.ndarray:
+    """L⁻ᵀ A L⁻¹ for a lower-triangular L and a symmetric dense A (two triangular solves; one new
+    array, returned transposed, C-ordered, as :func:`_congruence`)."""
+    T, lower, flip = _blas_lower(L)
+    inner = dtrsm(1.0, T, A if A.flags.f_contiguous else A.T, lower=lower, trans_a=1 ^ flip)
+    return dtrsm(1.0, T, inner, side=1, lower=lower, trans_a=flip, overwrite_b=1).T
 
 
 def _trial(prob: Problem, s: _State, Zh: np.ndarray) -> tuple[_State | None, float, float]:
@@ -365,73 +406,68 @@ def steihaug_pcg(prob: Problem, s: _State, radius: float, nu: float, max_cg: int
     <= 0 in rounding once cond K nears 1/eps (Ionosphere's K0 has 2.3e9).  The trust region is
     ‖Z‖_F <= Δ (eq. 7) or, with ``natural``, the preconditioner's norm ‖Z‖_K = ‖Ẑ‖_F (Nocedal &
     Wright, Sec. 7.2); CG stops at ‖R‖_F < ν ‖∇f‖_F (Table 1), or at ‖R̂‖_F < ν ‖Ĝ‖_F with
-    ``natural``.  ``g`` is Ĝ = Lᵀ∇f L when already known (:func:`natural_gradient`).
+    ``natural``.  ``g`` is Ĝ = Lᵀ∇f L when already known (:func:`natural_gradient`); CG's residual
+    R̂ starts in its memory, so it is overwritten.
 
     Only the scalars of CG (α, β, the trust-region test) and Ẑ, R̂ come from these coordinates.
-    The direction in K's coordinates, P = L P̂ Lᵀ, on which H_F is evaluated, is carried by
-    Table 1's own recurrence P = −KRK + βP, KR₊K = KRK + α(K H_F(P) K + P), and so is
-    Table 1's residual R = L⁻ᵀ R̂ L⁻¹ of the stopping test in ‖·‖_F (R₊ = R + α(H_F(P) + Q),
-    Q = L⁻ᵀ P̂ L⁻¹ = −R + βQ): no triangular product or solve per CG step.  H_F(P) vanishes
-    outside its leading k × k block (:attr:`TraceMap.extent`), where L is the k × k triangle
-    L_k, so Lᵀ H_F L = L_kᵀ H_F L_k (k³; k = m, the points the constraints touch, when they are
-    numbered first: :func:`build_problem`) and K H_F K is an O(n² k) product, or, when k = n,
-    L (Lᵀ H_F L) Lᵀ by two more triangular products.  The n × n updates of a step are three
-    compiled passes (:mod:`._trin_kernels`), and ĤẐ is not kept: m(0) − m(Z) = −½<Ĝ + R̂, Ẑ>.
+    The direction in K's coordinates, P = L P̂ Lᵀ, on which H_F is evaluated, is formed each step
+    (two triangular products, in one work array); the curvature is <P̂, Ĥ(P̂)> = ‖P̂‖² + <P, H_F(P)>.
+    In the Frobenius trust region Z = Σ αP is carried beside Ẑ, and Table 1's residual
+    R = L⁻ᵀ R̂ L⁻¹ of the stopping test by its recurrence R₊ = R + α(H_F(P) + Q),
+    Q = L⁻ᵀ P̂ L⁻¹ = −R + βQ; the three are symmetric and kept as packed lower triangles
+    (n(n+1)/2 doubles each).  H_F(P) vanishes outside its leading k × k block
+    (:attr:`TraceMap.extent`), where L is the k × k triangle L_k, so Lᵀ H_F L = L_kᵀ H_F L_k
+    (k³; k = m, the points the constraints touch, when they are numbered first:
+    :func:`build_problem`), formed in H_F's own memory.  The n × n updates of a step are compiled
+    passes (:mod:`._trin_kernels`), and the model's decrease is summed step by step,
+    m(Z) − m(Z + αP) = −(α<R̂, P̂> + ½α²<P̂, Ĥ(P̂)>), so Ĝ need not be kept.  The arrays: Ẑ, R̂, P̂,
+    the work array and H_F's block (5 n²), and with the Frobenius region Z, R and Q (1.5 n²).
     Returns (Ẑ, predicted decrease m(0) − m(Z) of model (7), CG steps, hit the boundary, ‖Z‖).
     """
-    L, X = s.L, s.X
+    L = s.L
     d2 = prob.loss.d2(s.x)
-    g = natural_gradient(s) if g is None else g                      # Ĝ = Lᵀ ∇f L
-    Zh = np.zeros_like(g)
-    Z = Zh if natural else np.zeros_like(g)                          # the step in the trust norm's coordinates
-    R = g.copy()                                                     # R̂ = Ĥ(Ẑ) + Ĝ
+    R = natural_gradient(s) if g is None else g                      # R̂ = Ĥ(Ẑ) + Ĝ, from Ĝ = Lᵀ ∇f L
+    del g
+    Zh = np.zeros_like(R)
     P = -R
     rr = float(np.vdot(R, R))
     if not rr > 0:
         return Zh, 0.0, 0, False, 0.0
-    target = nu * math.sqrt(rr) if natural else nu * np.linalg.norm(s.G)
+    target = nu * math.sqrt(rr) if natural else nu * s.grad_fro
     k = prob.op.extent
-    L_k, X_k = np.ascontiguousarray(L[:k, :k]), X[:k]
-    Y = np.ascontiguousarray(_congruence(L, g))                      # K R K = L R̂ Lᵀ
-    Praw = -Y                                                        # P = L P̂ Lᵀ
-    Rraw = Q = Hk = np.zeros((0, 0))                                 # (natural: not carried)
-    if not natural:
-        Rraw = np.array(s.G, order="C")                              # R = L⁻ᵀ R̂ L⁻¹
-        Q = -Rraw                                                    # Q = L⁻ᵀ P̂ L⁻¹
-    zz = 0.0                                                         # ‖Z‖², carried as Z += α Pn
+    L_k = L if k == len(L) else np.asfortranarray(L[:k, :k])
+    work = np.empty(R.shape, order="F")                              # P = L P̂ Lᵀ, formed in it each step
+    Zp = Rp = Qp = np.zeros(0)                                       # (natural: not carried)
+    if not natural:                                                  # packed lower triangles
+        Zp = np.zeros(len(R) * (len(R) + 1) // 2)                    # Z = L Ẑ Lᵀ
+        Rp = pack_lower(_inverse_congruence(L, R), np.empty_like(Zp))   # R = L⁻ᵀ R̂ L⁻¹ = ∇f
+        Qp = -Rp                                                     # Q = L⁻ᵀ P̂ L⁻¹
+    zz, pred = 0.0, 0.0                                              # ‖Z‖² (Ẑ's with ``natural``), m(0) − m(Z)
     for step in range(1, max_cg + 1):
-        HF = prob.hessian_loss(Praw, d2)
-        H_k = HF[:k, :k]                                             # sparse when K is the unknown
-        Hh_k = np.ascontiguousarray(_congruence(L_k, H_k, transpose=True))  # Ĥ(P̂) = P̂ + L_kᵀ H_F L_k
-        Pn = P if natural else Praw
-        php, zp, pp = cg_dots(P, Hh_k, Z, Pn)
+        Praw = _congruence(L, P, out=work)
+        H = _dense(prob.hessian_loss(Praw, d2)[:k, :k])             # H_F(P) on the k x k block, C-ordered
+        php, rp, zp, pp = cg_dots(P, Praw, H, R, Zh) if natural else cg_dots_packed(P, Praw, H, R, Zp)
         alpha = rr / php
         if zz + 2 * alpha * zp + alpha * alpha * pp >= radius * radius:  # boundary: ‖Z + τP‖ = radius
             tau = (-zp + math.sqrt(max(zp * zp + pp * (radius * radius - zz), 0.0))) / pp
-            for i in range(0, len(P), _BLOCK):                     # Ẑ += τP̂, R̂ += τĤ(P̂), a block at a time
-                b = slice(i, i + _BLOCK)
-                HP = P[b].copy()
-                HP[:max(0, min(k - i, _BLOCK)), :k] += Hh_k[b]
-                Zh[b] += tau * P[b]
-                R[b] += tau * HP
-            return Zh, _predicted(g, R, Zh), step, True, radius
+            P *= tau
+            Zh += P
+            return Zh, pred - (tau * rp + 0.5 * tau * tau * php), step, True, radius
+        pred -= alpha * rp + 0.5 * alpha * alpha * php
         if not natural:
-            Hk = np.ascontiguousarray(_dense(H_k))
-        rr_next, rr_raw = cg_step(alpha, P, Hh_k, Zh, R, Praw, Q, Hk, Z, Rraw, not natural)
+            rr_raw = cg_step_raw(alpha, Praw, H, Zp, Rp, Qp)
+        Hh_k = _congruence(L_k, H, transpose=True, out=H.T)          # Ĥ(P̂) = P̂ + L_kᵀ H_F L_k
+        rr_next = cg_step(alpha, P, Hh_k, Zh, R)
+        H = Hh_k = None                                              # (released before the next step's)
         zz += 2 * alpha * zp + alpha * alpha * pp
         if math.sqrt(rr_next if natural else rr_raw) < target:
             break
-        KHK = _congruence(L, Hh_k) if k == len(X) else X_k.T @ np.asarray(H_k @ X_k)   # K H_F(P) K
-        cg_direction(alpha, rr_next / rr, R, P, np.ascontiguousarray(KHK), Y, Praw, Rraw, Q, not natural)
+        cg_direction(rr_next / rr, R, P, Rp, Qp)
         rr = rr_next
     else:
         step = max_cg
-    return Zh, _predicted(g, R, Zh), step, False, float(np.linalg.norm(Z))
-
-
-def _predicted(g: np.ndarray, R: np.ndarray, Zh: np.ndarray) -> float:
-    """m(0) − m(Ẑ) = −(<Ĝ, Ẑ> + ½<Ẑ, ĤẐ>) = −½ <Ĝ + R̂, Ẑ>, since R̂ = ĤẐ + Ĝ."""
-    return -0.5 * (float(np.vdot(g, Zh)) + float(np.vdot(R, Zh)))
+    znorm = float(np.linalg.norm(Zh)) if natural else math.sqrt(packed_norm2(Zp))
+    return Zh, pred, step, False, znorm
 
 
 def natural_gradient(s: _State) -> np.ndarray:
@@ -456,7 +492,7 @@ def gap_bound(s: _State, gn: float) -> float:
     """
     if gn < 0.5:
         return gn * gn / (2.0 * (1.0 - gn))
-    g = np.linalg.eigvalsh(s.L.T @ s.G @ s.L)
+    g = np.linalg.eigvalsh(s.L.T @ s.G @ s.L if s.Gh is None else s.Gh)
     return float(np.sum(g - np.log1p(g))) if g.min() > -1.0 else math.inf
 
 
@@ -468,7 +504,8 @@ def trin_solve(prob: Problem, X0: np.ndarray, *, tol: float, max_iter: int, max_
     √‖∇f‖_F), first radius ‖K∇fK‖_F.  "natural" measures the step, the forcing term and the
     residual in the preconditioner's metric instead (scale free: the same iterates for K0 and
     c K0), with first radius 1, inside which K + Z is always positive definite.  Stops when the
-    natural gradient norm :func:`natural_norm` is <= tol."""
+    natural gradient norm :func:`natural_norm` is <= tol.  The point is kept as its factor and
+    natural gradient (:func:`_lean`); the state returned has X again."""
     s = _state(prob, X0)
     del X0                                                               # (s.X, when positive definite)
     if s is None:
@@ -476,15 +513,17 @@ def trin_solve(prob: Problem, X0: np.ndarray, *, tol: float, max_iter: int, max_
     hist = {k: [] for k in ("objective", "grad_norm", "cg_steps", "radius", "rho", "seconds")}
     t0 = time.perf_counter()
     cg_total, it = 0, 0
-    Gh = natural_gradient(s)
-    gn = float(np.linalg.norm(Gh))
     natural = trust_norm == "natural"
     radius = 1.0 if natural else max(np.linalg.norm(s.X @ s.G @ s.X), 1e-8 * np.linalg.norm(s.X))
     floor = 1e-15 if natural else 1e-15 * np.linalg.norm(s.X)
+    s = _lean(s)
+    gn = float(np.linalg.norm(s.Gh))
     while gn > tol and it < max_iter:
         it += 1
-        nu = min(0.5, math.sqrt(gn if natural else np.linalg.norm(s.G)))  # Sec. 4.1
+        nu = min(0.5, math.sqrt(gn if natural else s.grad_fro))         # Sec. 4.1
+        Gh, s.Gh = _natural_gradient_of(prob, s), None                  # (CG's residual starts in its memory)
         Zh, pred, steps, hit, znorm = steihaug_pcg(prob, s, radius, nu, max_cg, natural, Gh)  # pred = m(0) − m(Z)
+        del Gh
         cg_total += steps
         trial, ared, ared_err = _trial(prob, s, Zh) if pred > 0 else (None, -math.inf, math.inf)
         del Zh                                                           # (its memory is the trial's factor now)
@@ -498,10 +537,9 @@ def trin_solve(prob: Problem, X0: np.ndarray, *, tol: float, max_iter: int, max_
         elif rho > 0.75 and hit:
             radius = 2.0 * radius
         if rho > 1e-4:
-            s = Gh = None                                                # the current point released first
-            s = trial if trial.G is not None else _with_gradient(prob, trial)
-            Gh = natural_gradient(s)
-            gn = float(np.linalg.norm(Gh))
+            s = None                                                     # the current point released first
+            s = _lean(trial if trial.G is not None else _with_gradient(prob, trial))
+            gn = float(np.linalg.norm(s.Gh))
         trial = None
         for key, v in (("objective", s.f), ("grad_norm", gn), ("cg_steps", steps), ("radius", radius),
                        ("rho", rho), ("seconds", time.perf_counter() - t0)):
@@ -512,7 +550,13 @@ def trin_solve(prob: Problem, X0: np.ndarray, *, tol: float, max_iter: int, max_
             break
     stats = {"iterations": it, "cg_steps": cg_total, "stopped_by": _stopped_by(gn, tol, it, max_iter),
              "grad_norm": gn, "seconds": time.perf_counter() - t0}
-    return s, stats, hist
+    s.Gh = _natural_gradient_of(prob, s)
+    return _with_kernel(s), stats, hist
+
+
+def _natural_gradient_of(prob: Problem, s: _State) -> np.ndarray:
+    """``s.Gh``, formed again from the point when the last CG spent it (its step rejected)."""
+    return s.Gh if s.Gh is not None else _lean(_with_gradient(prob, s)).Gh
 
 
 def _stopped_by(gn: float, tol: float, it: int, max_iter: int) -> str:
@@ -629,8 +673,8 @@ def _pairs_from(constraints: Constraints) -> tuple[np.ndarray, np.ndarray, np.nd
         first = np.sort(first)
         return ij[first, 0], ij[first, 1], similar[first], np.full(first.size, np.nan)
     kind = constraints.kind
-    similar = np.isin(kind, [KIND_CODE["dist_le"], KIND_CODE["sim_ge"]])
-    dissimilar = np.isin(kind, [KIND_CODE["dist_ge"], KIND_CODE["sim_le"]])
+    similar = np.isin(kind, SIMILAR)
+    dissimilar = np.isin(kind, DISSIMILAR)
     if not np.all(similar | dissimilar):
         raise ConfigError("pair losses (itml, hoi) need similar / dissimilar pairs (kinds "
                           "dist_le / dist_ge, or sim_ge / sim_le) or triplets; found equality constraints.")
@@ -681,6 +725,23 @@ def _full_column_rank(G: np.ndarray) -> np.ndarray:
     (one copy of G), and its thin SVD (about 7 n r doubles) only when G is rank deficient."""
     s = np.linalg.svd(G, compute_uv=False)
     return G if np.all(s > RANK_TOL * s[0]) else full_column_rank(G)
+
+
+def _annihilated_null_space(G0: np.ndarray, constraints: Constraints, loss: str) -> np.ndarray | None:
+    """An orthonormal basis N of K0's null space (K0 = G0 G0ᵀ) when every A_i annihilates it -- distance
+    constraints whose points N does not tell apart (a connected graph Laplacian's pseudo-inverse) --
+    else None."""
+    if loss not in TRIPLET_LOSSES and loss != "itml":
+        return None
+    N = np.array(sla.null_space(G0.T), order="C")      # (an SVD, before any n x n array of the solve; a
+    #                                                   copy, or the view would keep its n x n Vᵀ alive)
+    if loss in TRIPLET_LOSSES:
+        pts = [constraints.i, constraints.j] + ([constraints.k] if constraints.has_triplets else [])
+        ok = all(np.allclose(N[p], N[pts[0]], atol=1e-8) for p in pts[1:])
+    else:
+        i, j, _, _ = _pairs_from(constraints)
+        ok = np.allclose(N[i], N[j], atol=1e-8)
+    return N if ok else None
 
 
 def add_shift(K: np.ndarray, shift: tuple[float, np.ndarray], sign: float) -> None:
@@ -734,10 +795,11 @@ def build_problem(G0: np.ndarray, constraints: Constraints, loss: LossName, gamm
                   t: Knee, itml_percentiles: tuple[float, float], solver: str, support_first: bool = False):
     """Validate the settings; return (Problem, X0, decode, meta) with decode(X) -> the factor G of K.
 
-    With ``support_first`` the working coordinates number the m points the constraints touch
+    With ``support_first`` the n × n working coordinates number the m points the constraints touch
     first (K's rows and columns permuted; decode returns G in the given order): then every Σ α_i A_i
     lives in the leading m × m block (``TraceMap.extent`` = m), and :func:`steihaug_pcg`'s
-    Lᵀ H_F L is an m × m product.
+    Lᵀ H_F L is an m × m product.  The r × r coordinates (K = G0 X G0ᵀ) gain nothing from it
+    (Σ α_i A_i is dense there) and use the caller's G0 as it is, without a copy.
     """
     if len(constraints) == 0:
         raise ConfigError(f"solver '{solver}' needs constraints; the constraint set is empty.")
@@ -746,42 +808,30 @@ def build_problem(G0: np.ndarray, constraints: Constraints, loss: LossName, gamm
     labeled = np.unique(np.concatenate([constraints.i, constraints.j] +
                                        ([constraints.k] if constraints.has_triplets else [])))
     m = labeled.size
-    pos = None
-    if support_first:                                 # point p is working coordinate pos[p]
-        pos = np.empty(n, dtype=np.int64)
-        pos[np.concatenate([labeled, np.setdiff1d(np.arange(n), labeled)])] = np.arange(n)
-        G0 = np.asarray(G0)[np.argsort(pos)]
-        constraints = replace(constraints, i=pos[constraints.i], j=pos[constraints.j],
-                              k=None if constraints.k is None else pos[constraints.k])
     G0 = _full_column_rank(np.asarray(G0, dtype=np.float64))
     r = G0.shape[1]
     w = gamma / m if normalize else gamma
+    # working coordinates: K itself (r = n, or r close to n with A_i N = 0) or X with K = G0 X G0^T
+    shift_null = _annihilated_null_space(G0, constraints, loss) if r < n and 2 * r >= n else None
+    full = r == n or shift_null is not None
+    pos = None
+    if support_first and full:                        # point p is working coordinate pos[p]
+        pos = np.empty(n, dtype=np.int64)
+        pos[np.concatenate([labeled, np.setdiff1d(np.arange(n), labeled)])] = np.arange(n)
+        back = np.argsort(pos)
+        G0 = G0[back]
+        shift_null = None if shift_null is None else shift_null[back]
+        constraints = replace(constraints, i=pos[constraints.i], j=pos[constraints.j],
+                              k=None if constraints.k is None else pos[constraints.k])
 
     pair_info = None
     if loss in TRIPLET_LOSSES:
         rows, a, b, coef, c = _triplet_terms(constraints, loss)
-        dist_like = True
     else:
         i, j, similar, bound = _pairs_from(constraints)
         rows, a, b, coef, c = _pair_terms(i, j, similar, loss)
-        dist_like = loss == "itml"
         pair_info = (i, j, similar, bound)
-
-    # working coordinates: K itself (r = n, or r close to n with A_i N = 0) or X with K = G0 X G0^T
-    shift_null = None
-    if r < n and 2 * r >= n:
-        N = np.array(sla.null_space(G0.T), order="C")  # (an SVD, before any n x n array of the solve; a
-        #                                               copy, or the view would keep its n x n Vᵀ alive)
-        pts = [constraints.i, constraints.j] + ([constraints.k] if constraints.has_triplets else [])
-        if dist_like:
-            ok = all(np.allclose(N[p], N[pts[0]], atol=1e-8) for p in pts[1:]) if loss in TRIPLET_LOSSES \
-                else np.allclose(N[pair_info[0]], N[pair_info[1]], atol=1e-8)
-        else:
-            ok = False
-        if ok:
-            shift_null = N
-    full = r == n or shift_null is not None
-    op = TraceMap(n, rows, a, b, coef, c, None if full else G0)
+    op = TraceMap(n, rows, a, b, coef, c, None if full else np.ascontiguousarray(G0))   # (no copy of a C-ordered G0)
     shift = None if shift_null is None else (np.sum(G0 * G0) / r, shift_null)   # s NNᵀ, s = tr(K0) / r
     if full:
         K0 = G0 @ G0.T
@@ -1043,10 +1093,11 @@ WARMUP = {"constraints": {"name": "neighbor_triplets", "in_class": 3, "out_class
 
 def _dense_cost(method: str, per_n2: float):
     """TRIN and PR-CG keep dense n x n iterates, their Cholesky factors and CG directions: ``per_n2`` n²
-    doubles at the peak.  TRIN: 17 (15.5 and 16.8 measured at n = 2000 and 5000 by
-    benchmarks/bench_trin_memory.py; eight of them are the CG's recurrences, five the point, its
-    factor, ∇f, its natural form and K0⁻¹);
-    PR-CG: 24 (23-25 measured before TRIN's arrays were released early, issue 45)."""
+    doubles at the peak.  TRIN: 8 (7.8 measured at n = 2000 by benchmarks/bench_trin_memory.py: the
+    factor, Ẑ, R̂, P̂, the work array and the loss Hessian, and Z, R, Q packed; 9 with K0⁻¹ in the
+    n x n modes when the constraints touch every point);
+    PR-CG: 12 (10.6 measured at n = 2000 by benchmarks/bench_trin_memory.py --solvers pr_cg, in the
+    r x r mode; K0⁻¹ adds one in the n x n modes)."""
     def cost(G0, constraints, **settings):
         n = np.shape(G0)[0]
         return (f"solver '{method}' on {n} points: dense {n} x {n} iterates, factors and work space",
@@ -1057,7 +1108,7 @@ def _dense_cost(method: str, per_n2: float):
 @solvers.register("trin", triplets=True, inductive="initial factor", budget="max_iter", warmup=WARMUP,
                   estimator=EstimatorSpec("TRINKernel", "Trust-region inexact Newton kernel learning with a "
                                           "LogDet regularizer (Li et al. 2009).", constraints="neighbor_triplets"))
-@estimated(_dense_cost("trin", 17.0))
+@estimated(_dense_cost("trin", 8.0))
 @_doc("Trust-region inexact Newton kernel learning with a LogDet regularizer (Li et al. 2009, TRIN).")
 def trin(G0: np.ndarray, constraints: Constraints, *, loss: LossName = "log", gamma: Positive = 1.0,
          tol: Positive = 1e-3, max_iter: PositiveInt = 1000, path: PathMultiplier = 0.0,
@@ -1074,7 +1125,7 @@ def trin(G0: np.ndarray, constraints: Constraints, *, loss: LossName = "log", ga
 @solvers.register("pr_cg", triplets=True, inductive="initial factor", budget="max_iter",
                   estimator=EstimatorSpec("PRCGKernel", "Polak-Ribière⁺ CG on Li et al.'s (2009) objective "
                                           "(their Table 4 baseline).", constraints="neighbor_triplets"))
-@estimated(_dense_cost("pr_cg", 24.0))
+@estimated(_dense_cost("pr_cg", 12.0))
 @_doc("Polak-Ribière⁺ nonlinear CG on the TRIN objective, with an exact line search that keeps K positive "
       "definite (the baseline of Li et al. 2009, Sec. 6.2).")
 def pr_cg(G0: np.ndarray, constraints: Constraints, *, loss: LossName = "log", gamma: Positive = 1.0,
