@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import tempfile
+import weakref
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -237,7 +240,7 @@ class SolverResult:
     are written as attributes of the factors file and into the cell's record.
     ``arrays`` holds extra datasets the factors file must store so the objective
     can be recomputed from the file alone (solver-specific, may be empty); ``path``
-    the factors along a regularization path, in memory only.
+    the factors along a regularization path (:class:`SpilledPath`: on disk, one read at a time).
 
     ``converged`` is set by :func:`kernlearn_cli.solvers.protocol.finish` from the
     ``certificate`` (the checks and figures that prove the result, with their tolerances):
@@ -251,8 +254,52 @@ class SolverResult:
     history: dict[str, Any] = field(default_factory=dict)
     info: dict[str, Any] = field(default_factory=dict)
     arrays: dict[str, np.ndarray] = field(default_factory=dict)
-    #: (gamma, G) of every point of a regularization path, kept in memory for the evaluators
-    #: (solver option ``keep_path``); not written to the factors file.
-    path: list = field(default_factory=list)
+    #: (gamma, G) of every point of a regularization path for the evaluators (solver option
+    #: ``keep_path``): a list, or a :class:`SpilledPath` that holds the factors on disk; not written
+    #: to the factors file.
+    path: Any = field(default_factory=list)
     #: The certificate (:meth:`kernlearn_cli.solvers.protocol.Certificate.to_dict`), set by ``finish``.
     certificate: dict[str, Any] = field(default_factory=dict)
+
+
+def _remove(name: str) -> None:
+    try:
+        os.unlink(name)
+    except OSError:
+        pass
+
+
+class SpilledPath:
+    """The (γ, G) points of a regularization path, held in a temporary HDF5 file instead of memory.
+
+    :meth:`append` writes a factor and keeps only its γ; iterating or indexing reads one factor
+    back at a time (the same bits), so a path of any length costs the memory of one factor.  The
+    file (under ``$TMPDIR``) is removed when the object is collected or the process exits.
+    """
+
+    def __init__(self):
+        fd, self._name = tempfile.mkstemp(prefix="kernlearn-path-", suffix=".h5")
+        os.close(fd)
+        self.gammas: list[float] = []
+        self._finalizer = weakref.finalize(self, _remove, self._name)
+
+    def append(self, point) -> None:
+        import h5py
+
+        gamma, G = point
+        with h5py.File(self._name, "a") as f:
+            f.create_dataset(str(len(self.gammas)), data=np.asarray(G, dtype=np.float64))
+        self.gammas.append(float(gamma))
+
+    def __len__(self) -> int:
+        return len(self.gammas)
+
+    def __getitem__(self, k: int):
+        import h5py
+
+        k = range(len(self.gammas))[k]
+        with h5py.File(self._name, "r") as f:
+            return self.gammas[k], f[str(k)][()]
+
+    def __iter__(self):
+        return (self[k] for k in range(len(self.gammas)))

@@ -126,8 +126,8 @@ UNUSED = {
     ("von_neumann", "certify_every"): "sets how often the certificate is computed, not the iterates; the "
                                       "instance converges before its check falls due either way",
     ("meg", "comparison"): "chooses the comparison matrix U of the loss bound (history, info), not the iterates",
-    ("trin", "keep_path"): "keeps the path's factors in memory for evaluators (result.path); G is the same",
-    ("pr_cg", "keep_path"): "keeps the path's factors in memory for evaluators (result.path); G is the same",
+    ("trin", "keep_path"): "keeps the path's factors for evaluators (result.path, on disk); G is the same",
+    ("pr_cg", "keep_path"): "keeps the path's factors for evaluators (result.path, on disk); G is the same",
     ("trin", "t"): "the knee of the smooth hinge, not read by the instance's loss 'log'",
     ("pr_cg", "t"): "the knee of the smooth hinge, not read by the instance's loss 'log'",
     ("nystrom_prior", "tol"): "T is all ones: the closed-form start is the optimum, certified at the first check",

@@ -66,9 +66,14 @@ def kpca_1nn_error(G: np.ndarray, ds, *, rng, constraints, result=None, componen
 
     out = {"error": errors(G)[0]}
     path = getattr(result, "path", None) or []
-    if path:
-        gam = [float(g) for g, _ in path]
-        test_err, loo = zip(*(errors(F) for _, F in path))
+    if path:                                           # one factor at a time (a SpilledPath reads it back)
+        gam, test_err, loo = [], [], []
+        for g, F in path:
+            e, l = errors(F)
+            gam.append(float(g))
+            test_err.append(e)
+            loo.append(l)
+            del F
         best, sel = int(np.argmin(test_err)), int(np.argmin(loo))
         out.update(error_best=test_err[best], gamma_best=gam[best], error_loo=test_err[sel], gamma_loo=gam[sel],
                    error_path=list(test_err), gamma_path=gam)

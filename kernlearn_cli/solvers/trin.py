@@ -52,7 +52,7 @@ from ..params import Interval, Length, Positive, PositiveInt, checked_arguments
 from ..registry import EstimatorSpec, solvers
 from ..resources import DOUBLE, estimated
 from ..kinds import DISSIMILAR, SIMILAR
-from ..types import Constraints, SolverResult
+from ..types import Constraints, SolverResult, SpilledPath
 from ._trin_kernels import cg_direction, cg_dots, cg_dots_packed, cg_step, cg_step_raw, pack_lower, packed_norm2
 from .protocol import Certificate, Checked, finish
 
@@ -941,7 +941,7 @@ def _solve(method: str, G0, constraints, *, loss, gamma, tol, max_iter, path, ga
     del X0
     per_gamma = {k: [] for k in ("path_gamma", "path_iterations", "path_cg_steps", "path_seconds", "path_objective",
                                  "path_grad_norm", "path_stop_target", "path_gap_bound")}
-    kept, history, check_seconds, stops = [], {}, 0.0, []
+    kept, history, check_seconds, stops = SpilledPath() if keep_path else [], {}, 0.0, []
     budget = math.inf if max_path_iter is None else max_path_iter
     for g, w in zip(gammas, weights):
         if budget - sum(per_gamma["path_iterations"]) < 1:          # the path's budget is spent: stop here
@@ -1059,7 +1059,9 @@ _PARAMS_DOC = """
         ITML thresholds u, l as percentiles of the K0 distances of the pairs (0 <= u < l <= 100),
         when the pairs carry none.
     keep_path : bool
-        Keep every path point's factor in memory (``result.path``) for evaluators; not written.
+        Keep every path point's factor for evaluators (``result.path``, a :class:`~kernlearn_cli.types.SpilledPath`:
+        written to a temporary file as it is produced and read back one at a time, so the memory
+        does not grow with the path); not written to the factors file.
     max_cg : int
         (trin) CG steps per Newton iteration at most (>= 1).
     trust_norm : {"frobenius", "natural"}
