@@ -31,6 +31,15 @@ the unknown is the r × r matrix X with K = G0 X G0ᵀ, and D_ld(K, K0) = tr X �
 When r is close to n and every A_i annihilates the null space N of K0 (triplets and distance
 pairs on a connected graph Laplacian's pseudo-inverse, N = 1/√n), the n × n problem with
 K0 + s NNᵀ is solved instead: its minimiser is K* + s NNᵀ exactly, and no basis change is needed.
+
+References
+----------
+.. [1] F. Li, Y. Fu, Y.-H. Dai, C. Sminchisescu and J. Wang. Kernel learning by unconstrained
+   optimization. Proceedings of the 12th International Conference on Artificial Intelligence and
+   Statistics (AISTATS 2009), PMLR 5, pages 328–335. https://proceedings.mlr.press/v5/li09a.html
+.. [2] T. Steihaug. The conjugate gradient method and trust regions in large scale optimization.
+   SIAM Journal on Numerical Analysis 20 (1983), pages 626–637.
+.. [3] J. Nocedal and S. J. Wright. Numerical Optimization, 2nd ed. Springer, 2006 (Alg. 4.1, Sec. 7.2).
 """
 
 from __future__ import annotations
