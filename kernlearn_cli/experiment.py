@@ -19,11 +19,12 @@ from threadpoolctl import threadpool_limits
 from . import __version__
 from .config import Cell, bind_cell, check_cell
 from .errors import ConfigError, InfeasibleError
-from .io import (RECORD, SHARED, cell_state, changed_inputs, factors_image, read_record, shared_name, write_cell,
+from .io import (PATH_FILE, RECORD, SHARED, cell_state, changed_inputs, factors_image, read_record, shared_name, write_cell,
                  write_shared)
 from .kernels import factor_info
 from .progress import phase
 from .provenance import code_provenance, environment_provenance
+from .types import SpilledPath
 from .kinds import KINDS
 
 
@@ -377,6 +378,9 @@ def _run_cell(cell: Cell, out_dir: Path, *, where: str, force: bool, progress: C
                                    **ev_params))
 
     links = share_initial_factor(result, prep.G0, Path(out_dir))
+    if isinstance(result.path, SpilledPath) and len(result.path):     # keep_path: streamed, disk to disk
+        result.path.save(cell_dir / PATH_FILE)
+        links["path"] = PATH_FILE
     factors = factors_image(result, constraints, ds.y, solver=solver.name, config=cell.config, seed=cell.seed,
                             seconds=seconds, links=links, kernel_info=prep.kernel_info)
     record = {
@@ -447,14 +451,15 @@ def warmup(names: Iterable[str]) -> Iterator[tuple[str, str, float]]:
             continue
         what = "imported: kernels compiled, or loaded from the cache"
         if isinstance(entry.warmup, dict):
-            cfg = {**WARMUP_CELL, **entry.warmup, "solver": {**entry.warmup.get("solver", {}), "name": name}}
-            if entry.instead_of_kernel:                     # a solver that takes no initial kernel
-                del cfg["kernel"]
-            cell = Cell(0, cfg)
-            prep = prepare(cell, "warmup")
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")              # a tiny problem need not converge
-                entry.func(prep.G0, prep.constraints, **prep.solver_extra, **prep.bound["solver"][1])
+            settings = entry.warmup.get("solver", {})          # one settings mapping, or several (each run)
+            for solver in settings if isinstance(settings, list) else [settings]:
+                cfg = {**WARMUP_CELL, **entry.warmup, "solver": {**solver, "name": name}}
+                if entry.instead_of_kernel:                     # a solver that takes no initial kernel
+                    del cfg["kernel"]
+                prep = prepare(Cell(0, cfg), "warmup")
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")              # a tiny problem need not converge
+                    entry.func(prep.G0, prep.constraints, **prep.solver_extra, **prep.bound["solver"][1])
             what = f"ran on {WARMUP_CELL['dataset']['n']} points: kernels compiled, or loaded from the cache"
         yield name, what, time.perf_counter() - t0
 

@@ -30,6 +30,9 @@ from .kinds import KINDS
 from .types import Constraints, SolverResult
 
 FACTORS = "factors.h5"
+#: A regularization path's factors (solver option ``keep_path``), beside the factors file, which
+#: links to it as ``path`` (datasets ``0``, ``1``, … and ``gamma``).
+PATH_FILE = "path.h5"
 RECORD = "record.json"
 #: Why the last attempt at a cell failed (the cell stays unfinished).
 FAILED = "failed.json"
@@ -241,6 +244,9 @@ def _fill_factors(f: h5py.File, result: SolverResult, constraints: Constraints, 
                 grp.create_dataset(key, data=part)
         else:
             f.create_dataset(name, data=arr)
+    for name, target in links.items():            # linked files that are not solver arrays (the path)
+        if name not in result.arrays:
+            f[name] = h5py.ExternalLink(target, "/")
     hist = f.create_group("history")
     for name, arr in result.history.items():
         hist.create_dataset(name, data=np.asarray(arr))

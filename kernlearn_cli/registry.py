@@ -167,8 +167,9 @@ class Registry:
             value other than their default (``("slack", ...)``); False (default) for soft constraints.
         warmup : bool or dict
             For solvers with numba kernels: True when importing the module compiles them (declared with
-            a signature), or the cell parts (``constraints``; optionally ``kernel``, ``solver`` settings)
-            of the tiny problem ``kernlearn warmup`` runs the solver on to compile them; False (default)
+            a signature), or the cell parts (``constraints``; optionally ``kernel``, ``solver`` settings,
+            or a list of settings, one run each, when settings select different kernels) of the tiny
+            problem ``kernlearn warmup`` runs the solver on to compile them; False (default)
             for a solver without compiled kernels.
         budget : str
             For solvers: the setting (an int) that bounds the iterations, e.g. ``"max_iter"``; empty

@@ -240,7 +240,8 @@ class SolverResult:
     are written as attributes of the factors file and into the cell's record.
     ``arrays`` holds extra datasets the factors file must store so the objective
     can be recomputed from the file alone (solver-specific, may be empty); ``path``
-    the factors along a regularization path (:class:`SpilledPath`: on disk, one read at a time).
+    the factors along a regularization path (:class:`SpilledPath`: on disk, one read at a time;
+    a run keeps it as ``path.h5`` beside the factors file, linked from it as ``path``).
 
     ``converged`` is set by :func:`kernlearn_cli.solvers.protocol.finish` from the
     ``certificate`` (the checks and figures that prove the result, with their tolerances):
@@ -255,8 +256,8 @@ class SolverResult:
     info: dict[str, Any] = field(default_factory=dict)
     arrays: dict[str, np.ndarray] = field(default_factory=dict)
     #: (gamma, G) of every point of a regularization path for the evaluators (solver option
-    #: ``keep_path``): a list, or a :class:`SpilledPath` that holds the factors on disk; not written
-    #: to the factors file.
+    #: ``keep_path``): a list, or a :class:`SpilledPath` that holds the factors on disk (a run
+    #: keeps it beside the factors file, ``path.h5``, linked from it as ``path``).
     path: Any = field(default_factory=list)
     #: The certificate (:meth:`kernlearn_cli.solvers.protocol.Certificate.to_dict`), set by ``finish``.
     certificate: dict[str, Any] = field(default_factory=dict)
@@ -273,8 +274,9 @@ class SpilledPath:
     """The (γ, G) points of a regularization path, held in a temporary HDF5 file instead of memory.
 
     :meth:`append` writes a factor and keeps only its γ; iterating or indexing reads one factor
-    back at a time (the same bits), so a path of any length costs the memory of one factor.  The
-    file (under ``$TMPDIR``) is removed when the object is collected or the process exits.
+    back at a time (the same bits), so a path of any length costs the memory of one factor;
+    :meth:`save` copies it beside a cell's factors file (``path.h5``, linked from it as ``path``).
+    The file (under ``$TMPDIR``) is removed when the object is collected or the process exits.
     """
 
     def __init__(self):
@@ -303,3 +305,26 @@ class SpilledPath:
 
     def __iter__(self):
         return (self[k] for k in range(len(self.gammas)))
+
+    def save(self, dest) -> None:
+        """Copy the path to ``dest`` (an HDF5 file: datasets ``0``, ``1``, … the factors G_k and
+        ``gamma`` their γ's), disk to disk, never all in memory; atomic (a temporary file beside
+        ``dest``, then renamed)."""
+        import shutil
+
+        import h5py
+
+        with h5py.File(self._name, "a") as f:
+            if "gamma" in f:
+                del f["gamma"]
+            f.create_dataset("gamma", data=np.asarray(self.gammas, dtype=np.float64))
+        dest = os.fspath(dest)
+        os.makedirs(os.path.dirname(dest) or ".", exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(dest)}.", suffix=".tmp", dir=os.path.dirname(dest))
+        os.close(fd)
+        try:
+            shutil.copyfile(self._name, tmp)
+            os.replace(tmp, dest)
+        finally:
+            if os.path.exists(tmp):
+                os.unlink(tmp)

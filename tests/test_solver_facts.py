@@ -148,7 +148,7 @@ def test_warmup_compiles_trin_and_megs_lazily_compiled_kernels():
     done = {name: what for name, what, _ in warmup(["trin", "pr_cg", "meg", "nystrom"])}
     assert set(done) == {"numba", "trin", "meg"}
     assert all(k.signatures for k in (_trin_kernels.cg_step, _trin_kernels.cg_dots, _trin_kernels.cg_direction,
-                                      _lanczos.krylov))
+                                      _trin_kernels.cg_dots_packed, _trin_kernels.cg_step_raw, _lanczos.krylov))
 
 
 def test_the_estimators_are_the_registered_solvers_with_one():

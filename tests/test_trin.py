@@ -509,3 +509,26 @@ def test_keep_path_costs_one_factor_whatever_the_path_length():
     gamma, last = res.path[-1]
     assert gamma == 8.0 and np.array_equal(last @ last.T, res.G @ res.G.T)
     assert [g for g, _ in res.path] == list(res.history["path_gamma"])
+
+
+def test_a_run_with_keep_path_keeps_the_path_beside_the_factors_file(tmp_path):
+    """kernlearn run with keep_path: the path's factors go to path.h5 beside factors.h5 (disk to
+    disk), which links to it as ``path``: a factor per γ, the last one the learned G."""
+    import h5py
+
+    from kernlearn_cli.config import Cell
+    from kernlearn_cli.experiment import run_cell
+
+    config = {"name": "p", "seed": 0, "dataset": {"name": "two_gaussians", "n": 60, "dim": 3},
+              "kernel": {"name": "rbf"}, "constraints": {"name": "neighbor_triplets", "fraction": 0.5},
+              "solver": {"name": "trin", "loss": "log", "gamma": 4.0, "gamma_min": 0.25, "path": 4.0,
+                         "keep_path": True, "tol": 1e-4},
+              "evaluate": [{"name": "kpca_1nn_error"}]}
+    record = run_cell(Cell(0, config), tmp_path)
+    cell = tmp_path / record["cell"]
+    assert (cell / "path.h5").is_file()
+    with h5py.File(cell / "factors.h5", "r") as f:
+        gammas = f["path/gamma"][()]
+        assert list(gammas) == [0.25, 1.0, 4.0] == record["metrics"]["gamma_path"]
+        last = f["path/2"][()]
+        assert np.array_equal(last @ last.T, f["G"][()] @ f["G"][()].T)

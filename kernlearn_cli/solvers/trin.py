@@ -1099,7 +1099,9 @@ def _doc(summary: str):
 
 #: ``kernlearn warmup``'s constraints for TRIN, whose truncated CG compiles its kernels (:mod:`._trin_kernels`) on
 #: first use: triplets of a few neighbours (PR-CG calls none of them).
-WARMUP = {"constraints": {"name": "neighbor_triplets", "in_class": 3, "out_class": 3}}
+#: ``kernlearn warmup``'s runs: each trust norm has CG kernels of its own (packed Z, R, Q for Frobenius).
+WARMUP = {"constraints": {"name": "neighbor_triplets", "in_class": 3, "out_class": 3},
+          "solver": [{"trust_norm": "frobenius"}, {"trust_norm": "natural"}]}
 
 
 def _dense_cost(method: str, per_n2: float):
