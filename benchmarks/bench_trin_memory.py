@@ -7,7 +7,8 @@ half the points (seed 0), log-loss, tol 1e-3, the path γ = 2⁻¹², 2⁻⁸, .
 :class:`kernlearn_cli.resources.PeakMemory` with G0 allocated before it; the table gives its
 ``added_bytes`` / (8 n²), the Newton iterations, the largest relative difference of the per-γ
 objectives from the first solver's, and the CPU seconds per Newton iteration (time.process_time
-between consecutive iterations of one γ, median), on one BLAS thread.  Before it is measured each
+between consecutive iterations of one γ, median; the call's first interval, which holds its setup,
+is printed but not counted), on ``--threads`` BLAS threads (one by default).  Before it is measured each
 solver runs once at n = 200 (numba's compilation or cache load, about 0.2 GB, is not the solver's),
 and blocks of 1 MB or more are given back to the system when freed (glibc's ``M_MMAP_THRESHOLD``;
 its default adapts up to 32 MB, so an n = 2000 array freed by one solver would stay resident and
@@ -17,7 +18,7 @@ The older solver is loaded at run time from git (``git show REV:kernlearn_cli/so
 as benchmarks/bench_trin_regression.py does); nothing old is kept in the package.
 
     python benchmarks/bench_trin_memory.py [--n 2000,5000] [--max-path-iter 6] [--rev main] [--solvers old,new]
-                                          [--trust-norm frobenius]
+                                          [--trust-norm frobenius] [--threads 1]
 """
 
 from __future__ import annotations
@@ -58,17 +59,20 @@ def return_freed_memory() -> None:
 
 def measure(solver, G0, C, max_path_iter: int, trust_norm: str = "frobenius"):
     """(peak added bytes, result, CPU seconds per Newton iteration) of one solver call."""
-    ticks = []
+    ticks = [(-1, time.process_time(), time.perf_counter())]      # (no iteration follows step -1)
 
     def callback(step, **_):
-        ticks.append((step, time.process_time()))
+        ticks.append((step, time.process_time(), time.perf_counter()))
 
     extra = {} if trust_norm == "frobenius" else {"trust_norm": trust_norm}      # (trin's setting; its default)
     gc.collect()
     with PeakMemory() as mem:
         res = solver(G0, C, loss="log", gamma=2.0 ** 16, gamma_min=2.0 ** -12, path=16.0, tol=1e-3,
                      max_path_iter=max_path_iter, callback=callback, **extra)
-    per_iter = [t1 - t0 for (s0, t0), (s1, t1) in zip(ticks, ticks[1:]) if s1 == s0 + 1]
+    steps = [(s1 == s0 + 1, t1 - t0, w1 - w0) for (s0, t0, w0), (s1, t1, w1) in zip(ticks, ticks[1:])]
+    print("  each Newton iteration (CPU s, wall s; * = the first of a γ, with the γ's setup, or of the call): "
+          + ", ".join(f"{'' if same else '*'}{c:.1f}, {w:.1f}" for same, c, w in steps), flush=True)
+    per_iter = [c for same, c, _ in steps[1:] if same]
     return mem.added_bytes, res, float(np.median(per_iter)) if per_iter else float("nan")
 
 
@@ -78,6 +82,7 @@ def main() -> None:
     ap.add_argument("--max-path-iter", type=int, default=6, help="Newton iterations over the path at most")
     ap.add_argument("--rev", default="main", help="the git revision of the older trin.py")
     ap.add_argument("--trust-norm", default="frobenius", choices=("frobenius", "natural"))
+    ap.add_argument("--threads", type=int, default=1, help="BLAS threads (CPU seconds are summed over them)")
     ap.add_argument("--solvers", default="old,new", help="old (--rev's trin.py), new (this tree's trin), pr_cg (this tree's), comma-separated")
     args = ap.parse_args()
     table = {"old": old_trin(args.rev) if "old" in args.solvers else None, "new": trin, "pr_cg": pr_cg}
@@ -85,7 +90,7 @@ def main() -> None:
     print("| n | solver | peak / (8 n²) bytes | peak GB | Newton iterations | per-γ objectives: max rel. diff "
           "| CPU s per iteration |")
     print("| ---: | --- | ---: | ---: | ---: | ---: | ---: |")
-    with threadpool_limits(limits=1):
+    with threadpool_limits(limits=args.threads):
         small = setting(200)
         for key in args.solvers.split(","):
             measure(table[key], *small, 1)
@@ -100,7 +105,8 @@ def main() -> None:
                 print(f"| {n} | {key} ({res.info['mode']}) | {added / (8.0 * n * n):.2f} | {added / 1e9:.2f} | {res.iterations} "
                       f"| {diff:.1e} | {cpu:.2f} |", flush=True)
                 del res
-    print(f"\n--max-path-iter {args.max_path_iter}, --trust-norm {args.trust_norm}, old = trin.py at {args.rev}.")
+    print(f"\n--max-path-iter {args.max_path_iter}, --trust-norm {args.trust_norm}, --threads {args.threads}, "
+          f"old = trin.py at {args.rev}.")
 
 
 if __name__ == "__main__":
