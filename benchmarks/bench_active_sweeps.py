@@ -47,6 +47,12 @@ def solve(name: str, G0, C, mode: str, tol: float, max_sweeps: int, slack: float
     return res, time.process_time() - t
 
 
+def last_change(res) -> str:
+    """The dual change of the last sweep (``history['dual_change']``), what an unconverged run stopped at."""
+    changes = res.history.get("dual_change", [])
+    return f"{changes[-1]:.3g}" if len(changes) else "n/a"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("n", type=int, help="points = constraints")
@@ -74,7 +80,8 @@ def main() -> None:
                 print(f"{name} n=c={args.n} r={G0.shape[1]} tol={args.tol:g} slack={args.slack:g} {mode:6s}: {res.iterations} sweeps{full}, "
                       f"{res.info['projections']} projections, {cpu:.2f} s CPU "
                       f"({cpu / res.info['projections'] * 1e6:.2f} us/projection), converged {res.converged}, "
-                      f"objective {res.objective:.12g}, positive duals {int(np.sum(res.arrays['dual'] > 0))}",
+                      f"objective {res.objective:.12g}, positive duals {int(np.sum(res.arrays['dual'] > 0))}, "
+                      f"last dual change {last_change(res)}",
                       flush=True)
             if len(out) < 2:
                 continue

@@ -18,7 +18,7 @@ The older solver is loaded at run time from git (``git show REV:kernlearn_cli/so
 as benchmarks/bench_trin_regression.py does); nothing old is kept in the package.
 
     python benchmarks/bench_trin_memory.py [--n 2000,5000] [--max-path-iter 6] [--rev main] [--solvers old,new]
-                                          [--trust-norm frobenius] [--threads 1]
+                                          [--trust-norm frobenius] [--threads 1] [--verbose]
 """
 
 from __future__ import annotations
@@ -57,12 +57,16 @@ def return_freed_memory() -> None:
         pass
 
 
-def measure(solver, G0, C, max_path_iter: int, trust_norm: str = "frobenius"):
+def measure(solver, G0, C, max_path_iter: int, trust_norm: str = "frobenius", verbose: bool = False):
     """(peak added bytes, result, CPU seconds per Newton iteration) of one solver call."""
     ticks = [(-1, time.process_time(), time.perf_counter())]      # (no iteration follows step -1)
 
     def callback(step, **_):
         ticks.append((step, time.process_time(), time.perf_counter()))
+        if verbose:
+            (s0, c0, w0), (s1, c1, w1) = ticks[-2:]
+            print(f"  Newton iteration {s1} ({'' if s1 == s0 + 1 else 'first of its γ, '}{len(ticks) - 1} in all): "
+                  f"{c1 - c0:.1f} CPU s, {w1 - w0:.1f} wall s", flush=True)
 
     extra = {} if trust_norm == "frobenius" else {"trust_norm": trust_norm}      # (trin's setting; its default)
     gc.collect()
@@ -83,6 +87,7 @@ def main() -> None:
     ap.add_argument("--rev", default="main", help="the git revision of the older trin.py")
     ap.add_argument("--trust-norm", default="frobenius", choices=("frobenius", "natural"))
     ap.add_argument("--threads", type=int, default=1, help="BLAS threads (CPU seconds are summed over them)")
+    ap.add_argument("--verbose", action="store_true", help="print each Newton iteration's seconds as it ends")
     ap.add_argument("--solvers", default="old,new", help="old (--rev's trin.py), new (this tree's trin), pr_cg (this tree's), comma-separated")
     args = ap.parse_args()
     table = {"old": old_trin(args.rev) if "old" in args.solvers else None, "new": trin, "pr_cg": pr_cg}
@@ -98,7 +103,7 @@ def main() -> None:
             G0, C = setting(n)
             first = None
             for key in args.solvers.split(","):
-                added, res, cpu = measure(table[key], G0, C, args.max_path_iter, args.trust_norm)
+                added, res, cpu = measure(table[key], G0, C, args.max_path_iter, args.trust_norm, args.verbose)
                 f = res.history["path_objective"]
                 first = f if first is None else first
                 diff = float(np.max(np.abs(f - first) / np.abs(first))) if len(f) == len(first) else float("nan")
