@@ -1,7 +1,7 @@
 """Cyclic against active-set sweeps (``sweeps: cyclic`` / ``active``) on ITML's problem, side by side.
 
     python benchmarks/bench_active_sweeps.py N [--r 64] [--tol 1e-3] [--solver burg|von_neumann|both]
-                                             [--slack 1] [--max-sweeps 20000]
+                                             [--slack 1] [--max-sweeps 20000] [--progress K]
                                              [--schedules cyclic,active]
 
 The problem of issue 45, item 2: ``two_gaussians`` with n = N points in r dimensions, a linear K0
@@ -39,11 +39,18 @@ def problem(n: int, r: int):
     return G0, generators.get("itml_pairs").func(ds, G0, rng=component_rng(0, 1), count=n)
 
 
-def solve(name: str, G0, C, mode: str, tol: float, max_sweeps: int, slack: float):
-    """(result, CPU seconds) of one solve."""
+def solve(name: str, G0, C, mode: str, tol: float, max_sweeps: int, slack: float, every: int = 0):
+    """(result, CPU seconds) of one solve; every ``every`` sweeps (0: never) a progress line."""
     func = solvers.get(name).func
     t = time.process_time()
-    res = func(G0, C, slack=slack, stop="dual_change", sweeps=mode, tol=tol, max_sweeps=max_sweeps)
+
+    def progress(sweep, dual_change, **_):
+        if sweep % every == 0:
+            print(f"  {name} {mode} sweep {sweep}: dual change {float(dual_change):.3g}, "
+                  f"{time.process_time() - t:.1f} s CPU", flush=True)
+
+    res = func(G0, C, slack=slack, stop="dual_change", sweeps=mode, tol=tol, max_sweeps=max_sweeps,
+               callback=progress if every else None)
     return res, time.process_time() - t
 
 
@@ -61,6 +68,8 @@ def main() -> None:
     parser.add_argument("--solver", choices=["burg", "von_neumann", "both"], default="both")
     parser.add_argument("--slack", type=float, default=1.0, help="slack gamma (1)")
     parser.add_argument("--max-sweeps", type=int, default=20000)
+    parser.add_argument("--progress", type=int, default=0, metavar="K",
+                        help="print the dual change and CPU seconds every K sweeps (0: never)")
     parser.add_argument("--schedules", default="cyclic,active",
                         help="comma-separated schedules to run (cyclic,active); 'active' alone where cyclic is out of budget")
     args = parser.parse_args()
@@ -74,7 +83,7 @@ def main() -> None:
                 solve(name, warm_G0, warm_C, mode, args.tol, 3, args.slack)
             out = {}
             for mode in args.schedules.split(","):
-                res, cpu = solve(name, G0, C, mode, args.tol, args.max_sweeps, args.slack)
+                res, cpu = solve(name, G0, C, mode, args.tol, args.max_sweeps, args.slack, args.progress)
                 out[mode] = res, cpu
                 full = f" ({res.info['full_sweeps']} full)" if mode == "active" else ""
                 print(f"{name} n=c={args.n} r={G0.shape[1]} tol={args.tol:g} slack={args.slack:g} {mode:6s}: {res.iterations} sweeps{full}, "
