@@ -3,16 +3,17 @@
 A study lists the experiments a paper needs (configs and their overrides), the tables and
 figures built from them, and the paper's statements with the entries and rule each is judged
 by, a paper's table as one matrix of its numbers; its prose (summary, protocol, the tables'
-texts, explanations) is Markdown beside it, ``study.md`` (``docs/studies.md`` is the reference).  This module reads and checks a study; judging is
-:mod:`.verdicts`', running the experiments and writing pages the CLI's (``kernlearn reproduce``).
+texts, explanations) is Markdown beside it, ``study.md`` (``docs/studies.md`` is the reference).
+This module reads and checks a study; judging is :mod:`.verdicts`', running the experiments and
+writing pages the CLI's (``kernlearn reproduce``).
 """
 
 from __future__ import annotations
 
 import math
 import re
-from decimal import Decimal
 from dataclasses import dataclass, field
+from decimal import Decimal
 from pathlib import Path
 
 from .errors import ConfigError
