@@ -2,8 +2,10 @@
 
 A study lists the experiments a paper needs (configs and their overrides), the tables and
 figures built from them, and the paper's statements with the entries and rule each is judged
-by (``docs/studies.md`` is the reference).  This module reads and checks a study; judging is
-:mod:`.verdicts`', running the experiments and writing pages the CLI's (``kernlearn reproduce``).
+by, a paper's table as one matrix of its numbers; its prose (summary, protocol, the tables'
+texts, explanations) is Markdown beside it, ``study.md`` (``docs/studies.md`` is the reference).
+This module reads and checks a study; judging is :mod:`.verdicts`', running the experiments and
+writing pages the CLI's (``kernlearn reproduce``).
 """
 
 from __future__ import annotations
@@ -11,12 +13,18 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass, field
+from decimal import Decimal
 from pathlib import Path
 
 from .errors import ConfigError
 from .verdicts import READS, RULE_KINDS, Entry, Rule, Statement
 
 STUDY_FILE = "study.yaml"
+#: The study's prose beside it: ``## KEY`` sections (:data:`PROSE_KINDS`).
+PROSE_FILE = "study.md"
+#: A prose section's heading: ``summary``, ``protocol`` or ``table NAME`` (the page's texts), or
+#: ``explanation NAME`` / ``calibrated NAME`` (named by the statements that use them).
+PROSE_KINDS = ("summary", "protocol", "table", "explanation", "calibrated")
 #: Where ``kernlearn reproduce PAPER`` looks for ``PAPER/study.yaml`` (relative to the working directory).
 STUDIES_DIR = Path("configs") / "papers"
 QUICK_SET = ("grid.seed=range(3)",)
@@ -112,14 +120,68 @@ def default_rule(metric: str | None, std: float | None, read: str = "value") -> 
     return Rule("rel", 0.1)
 
 
+def read_prose(path: Path) -> dict:
+    """The sections of a study's prose file (:data:`PROSE_FILE`; none: ``{}``): ``## KEY`` -> its
+    Markdown, stripped.  Before the first section only a ``# `` title line may stand."""
+    path = Path(path)
+    if not path.is_file():
+        return {}
+
+    def fail(what: str):
+        raise ConfigError(f"study prose '{path}': {what} (see docs/studies.md).")
+
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except UnicodeDecodeError:
+        fail("not UTF-8 text")
+    sections, key = {}, None
+    for number, line in enumerate(lines, 1):
+        if line.startswith("## "):
+            key = " ".join(line[3:].split())
+            kind, _, name = key.partition(" ")
+            if kind not in PROSE_KINDS or bool(name) == (kind in ("summary", "protocol")) or " " in name:
+                fail(f"line {number}: '## {key}' is not one of '## summary', '## protocol', "
+                     f"'## table NAME', '## explanation NAME', '## calibrated NAME'")
+            if key in sections:
+                fail(f"line {number}: '## {key}' given twice")
+            sections[key] = []
+        elif key is not None:
+            sections[key].append(line)
+        elif line.strip() and not (number == 1 and line.startswith("# ")):
+            fail(f"line {number}: text before the first '## ' section (only a '# ' title may stand there)")
+    return {key: "\n".join(text).strip() for key, text in sections.items()}
+
+
 class _Reader:
-    """Checks one study file's mapping, naming the file and key in every error."""
+    """Checks one study file's mapping, naming the file and key in every error; hands out its
+    prose sections (:func:`read_prose`), remembering which were used."""
 
     def __init__(self, path: Path):
         self.path = path
+        self.prose_path = path.with_name(PROSE_FILE)
+        self.prose = read_prose(self.prose_path)
+        self.used: set = set()
 
     def fail(self, key: str, what: str):
         raise ConfigError(f"study '{self.path}': {key}: {what} (see docs/studies.md).")
+
+    def section(self, section: str, key: str | None = None) -> str:
+        """The text of prose section ``section``: named by ``key`` of the study (a missing section
+        is an error), or optional (``key`` None: ``""``)."""
+        if section not in self.prose:
+            if key is None:
+                return ""
+            self.fail(key, f"no section '## {section}' in {self.prose_path}")
+        self.used.add(section)
+        return self.prose[section]
+
+    def named(self, value, key: str, kind: str) -> str:
+        """The section ``## kind NAME`` that ``key`` names (``value`` NAME; None: ``""``)."""
+        if value is None:
+            return ""
+        if not isinstance(value, str) or not _NAME.match(value):
+            self.fail(key, f"expected the name of a section '## {kind} NAME' of {self.prose_path}, got {value!r}")
+        return self.section(f"{kind} {value}", key)
 
     def mapping(self, value, key: str) -> dict:
         if not isinstance(value, dict):
@@ -197,7 +259,7 @@ def _experiment(r: _Reader, name: str, spec, folder: Path) -> Experiment:
 def _table(r: _Reader, name: str, spec, experiments: dict) -> Table:
     key = f"tables.{name}"
     spec = r.mapping(spec, key)
-    r.keys(spec, key, {"title", "from", "metric", "rows", "cols", "agg", "text"}, {"from"})
+    r.keys(spec, key, {"title", "from", "metric", "rows", "cols", "agg"}, {"from"})
     agg = spec.get("agg", "mean")
     if agg not in AGGS:
         r.fail(f"{key}.agg", f"'{agg}' is not one of {', '.join(AGGS)}")
@@ -208,7 +270,7 @@ def _table(r: _Reader, name: str, spec, experiments: dict) -> Table:
                  None if metric is None else r.text(metric, f"{key}.metric"),
                  None if spec.get("rows") is None else r.text(spec["rows"], f"{key}.rows"),
                  None if spec.get("cols") is None else r.text(spec["cols"], f"{key}.cols"),
-                 agg, r.text(spec.get("text"), f"{key}.text"))
+                 agg, r.section(f"table {name}"))
 
 
 PLOT_OPTIONS = {"metric", "x", "by", "logx", "loglog", "logy"}
@@ -286,11 +348,14 @@ def _entries(r: _Reader, spec, key: str, tables: dict, default_table=None) -> tu
     return tuple(out)
 
 
-def _statement(r: _Reader, k: int, spec, tables: dict) -> Statement:
-    key = f"statements[{k}]"
+#: The keys a statement, or a matrix and its rows, columns and cells, sets for its statements.
+SHARED_KEYS = {"where", "runs", "rule", "kind", "calibrated", "explanation"}
+
+
+def _statement(r: _Reader, key: str, spec, tables: dict) -> Statement:
     spec = r.mapping(spec, key)
-    r.keys(spec, key, {"where", "table", "row", "col", "entries", "start", "read", "paper", "std", "runs", "rule",
-                       "kind", "calibrated", "explanation", "holds"}, {"where", "paper"})
+    r.keys(spec, key, SHARED_KEYS | {"table", "row", "col", "entries", "start", "read", "paper", "std", "holds"},
+           {"where", "paper"})
     read = spec.get("read", "value")
     if read not in READS:
         r.fail(f"{key}.read", f"'{read}' is not one of {', '.join(READS)}")
@@ -333,9 +398,73 @@ def _statement(r: _Reader, k: int, spec, tables: dict) -> Statement:
     if rule.kind == "sigma" and runs is None:
         r.fail(f"{key}.runs", f"rule '{rule}' compares two means: give the paper's number of runs (runs: ...)")
     return Statement(r.text(spec["where"], f"{key}.where"), entries, paper, rule, read, starts, std, runs, kind,
-                     r.text(spec.get("calibrated"), f"{key}.calibrated"), r.text(spec.get("explanation"),
-                                                                                 f"{key}.explanation"),
-                     holds == "most")
+                     r.named(spec.get("calibrated"), f"{key}.calibrated", "calibrated"),
+                     r.named(spec.get("explanation"), f"{key}.explanation", "explanation"), holds == "most")
+
+
+def _printed(value, percent: bool):
+    """A number as the paper prints it -> as our tables hold it (a percentage exactly / 100)."""
+    if not percent or isinstance(value, bool) or not isinstance(value, (int, float)):
+        return value
+    return float(Decimal(repr(value)) / 100)
+
+
+def _label(r: _Reader, spec, key: str, extra: set = frozenset()) -> tuple[str, dict]:
+    """A matrix row's or column's label and the statement keys it sets (``LABEL`` or ``{label, ...}``)."""
+    if not isinstance(spec, dict):
+        return r.text(str(spec), key), {}
+    r.keys(spec, key, {"label"} | SHARED_KEYS | extra, {"label"})
+    return r.text(str(spec["label"]), f"{key}.label"), {k: v for k, v in spec.items() if k != "label"}
+
+
+def _matrix(r: _Reader, key: str, spec, tables: dict) -> list[Statement]:
+    """A paper's table as statements: one per cell of ``paper`` (row by row, in the order of ``rows``
+    and ``cols``; ``null`` or a short row: no statement), each reading its entry of table ``matrix``
+    by its value rule; ``where`` formatted with the row's and column's labels and the cell's
+    numbers.  A cell, its column, its row and the matrix set the statement keys, in that order."""
+    spec = r.mapping(spec, key)
+    r.keys(spec, key, SHARED_KEYS | {"matrix", "rows", "cols", "paper", "std", "percent"},
+           {"matrix", "where", "rows", "cols", "paper"})
+    percent = spec.get("percent", False)
+    if not isinstance(percent, bool):
+        r.fail(f"{key}.percent", f"expected true (the numbers are printed in percent) or false, got {percent!r}")
+    rows = {row: _label(r, x, f"{key}.rows.{row}") for row, x in r.mapping(spec["rows"], f"{key}.rows").items()}
+    cols = {col: _label(r, x, f"{key}.cols.{col}", {"table"})
+            for col, x in r.mapping(spec["cols"], f"{key}.cols").items()}
+    grids = {}
+    for name in ("paper", "std"):
+        grid = r.mapping(spec.get(name, {}), f"{key}.{name}")
+        for row, values in grid.items():
+            values = values if isinstance(values, list) else [values]
+            if row not in rows or len(values) > len(cols):
+                r.fail(f"{key}.{name}.{row}", f"no row '{row}' in rows ({', '.join(map(str, rows))})"
+                       if row not in rows else f"{len(values)} values for {len(cols)} columns")
+            grid[row] = values
+        grids[name] = grid
+    common = {k: spec[k] for k in SHARED_KEYS if k in spec}
+    out = []
+    for row, (row_label, row_keys) in rows.items():
+        for j, (col, (col_label, col_keys)) in enumerate(cols.items()):
+            cell = (grids["paper"].get(row, []) + [None] * len(cols))[j]
+            if cell is None:
+                continue
+            where = f"{key}.paper.{row}[{j}]"
+            if not isinstance(cell, dict):
+                cell = {"paper": cell}
+            r.keys(cell, where, SHARED_KEYS | {"paper", "std"}, {"paper"})
+            std = cell.get("std", (grids["std"].get(row, []) + [None] * len(cols))[j])
+            one = {**common, **row_keys, **{k: v for k, v in col_keys.items() if k != "table"}, **cell,
+                   "table": col_keys.get("table", spec["matrix"]), "row": row, "col": col,
+                   "paper": _printed(cell["paper"], percent)}
+            if std is not None:
+                one["std"] = _printed(std, percent)
+            try:
+                one["where"] = r.text(one["where"], f"{where}.where").format(
+                    row=row_label, col=col_label, paper=cell["paper"], std=std)
+            except (KeyError, IndexError, ValueError, TypeError) as exc:
+                r.fail(f"{where}.where", f"'{one['where']}' does not format with row, col, paper and std ({exc})")
+            out.append(_statement(r, where, one, tables))
+    return out
 
 
 #: The keys of a study's ``citation`` (all but ``doi`` and ``note`` required).
@@ -361,8 +490,9 @@ def _untested(r: _Reader, k: int, spec) -> tuple:
 
 
 def load_study(path: Path) -> Study:
-    """Read and check ``path`` (a ``study.yaml``): every key, every config file it names, every
-    experiment a table or figure draws from, every table a number is judged against."""
+    """Read and check ``path`` (a ``study.yaml``) and its prose (``study.md`` beside it): every key,
+    every config file it names, every experiment a table or figure draws from, every table a
+    number is judged against, every prose section (each used once or more)."""
     from .config import parse_yaml
 
     path = Path(path)
@@ -372,8 +502,8 @@ def load_study(path: Path) -> Study:
     except UnicodeDecodeError:
         r.fail("file", "not UTF-8 text")
     data = r.mapping(data, "top level")
-    r.keys(data, "top level", {"paper", "title", "source", "citation", "summary", "protocol", "experiments",
-                               "tables", "figures", "statements", "untested"}, {"paper", "title", "experiments"})
+    r.keys(data, "top level", {"paper", "title", "source", "citation", "experiments", "tables", "figures",
+                               "statements", "untested"}, {"paper", "title", "experiments"})
     paper = r.text(data["paper"], "paper")
     if paper != path.parent.name:
         r.fail("paper", f"'{paper}' must be the name of the study's folder, '{path.parent.name}'")
@@ -393,10 +523,17 @@ def load_study(path: Path) -> Study:
     for key, value in (("statements", statements), ("untested", untested)):
         if not isinstance(value, list):
             r.fail(key, "expected a list")
-    return Study(paper, r.text(data["title"], "title"), path, r.text(data.get("source"), "source"),
-                 r.text(data.get("summary"), "summary"), r.text(data.get("protocol"), "protocol"),
-                 experiments, tables, figures, [_statement(r, k, spec, tables) for k, spec in enumerate(statements)],
-                 [_untested(r, k, spec) for k, spec in enumerate(untested)], _citation(r, data.get("citation")))
+    judged = [s for k, spec in enumerate(statements)
+              for s in (_matrix(r, f"statements[{k}]", spec, tables) if isinstance(spec, dict) and "matrix" in spec
+                        else [_statement(r, f"statements[{k}]", spec, tables)])]
+    study = Study(paper, r.text(data["title"], "title"), path, r.text(data.get("source"), "source"),
+                  r.section("summary"), r.section("protocol"), experiments, tables, figures, judged,
+                  [_untested(r, k, spec) for k, spec in enumerate(untested)], _citation(r, data.get("citation")))
+    unused = [key for key in r.prose if key not in r.used]
+    if unused:
+        raise ConfigError(f"study prose '{r.prose_path}': section(s) {', '.join(f'## {k}' for k in unused)} "
+                          f"used by nothing in {path} (a table or statement of that name; see docs/studies.md).")
+    return study
 
 
 def study_names(root: Path = STUDIES_DIR) -> list[str]:

@@ -173,7 +173,7 @@ NYSTROM_CONFIG = {"name": "nystrom_iris", "seed": 0, "dataset": {"name": "iris"}
 TINY_CONFIG = {"name": "tiny", "seed": 0, "grid": {"constraints.count": [10, 30]}, "dataset": {"name": "iris"},
                "kernel": {"name": "linear"}, "constraints": {"name": "idealized_pairs", "count": 10},
                "solver": {"name": "burg", "slack": 1.0}, "evaluate": [{"name": "knn_accuracy", "k": 5, "repeats": 2}]}
-TINY_STUDY = {"paper": "tinypaper", "title": "A tiny paper", "summary": "Burg on iris.", "protocol": "Two counts.",
+TINY_STUDY = {"paper": "tinypaper", "title": "A tiny paper",
               "experiments": {"burg": {"config": "tiny.yaml", "quick": {"set": ["grid.constraints.count=[10]"]}}},
               "tables": {"tiny_acc": {"title": "5-NN accuracy", "from": ["burg"], "metric": "knn_accuracy",
                                       "rows": "constraints.count", "cols": "solver"}},
@@ -309,6 +309,7 @@ def site(tmp_path_factory) -> Site:
     (root / "tinypaper").mkdir()
     (root / "tinypaper" / "tiny.yaml").write_text(yaml.safe_dump(TINY_CONFIG))
     (root / "tinypaper" / "study.yaml").write_text(yaml.safe_dump(TINY_STUDY))
+    (root / "tinypaper" / "study.md").write_text("## summary\n\nBurg on iris.\n\n## protocol\n\nTwo counts.\n")
     tiny = s.run("kernlearn reproduce PAPER --jobs 1")                 # the finished cells --no-run rebuilds from
     assert tiny.returncode == 0, tiny.stderr
     return s

@@ -21,28 +21,34 @@ CONFIG = {"name": "tiny", "seed": 0, "grid": {"constraints.count": [10, 30], "se
           "constraints": {"name": "idealized_pairs", "count": 10}, "solver": {"name": "burg", "slack": 1.0},
           "evaluate": [{"name": "knn_accuracy", "k": 5, "repeats": 2}]}
 STUDY = {
-    "paper": "tinypaper", "title": "A tiny paper", "summary": "Burg on iris.", "protocol": "Two counts.",
+    "paper": "tinypaper", "title": "A tiny paper",
     "experiments": {"burg": {"config": "tiny.yaml", "quick": {"set": ["grid.seed=range(1)"]}},
                     "initial": {"config": "tiny.yaml", "set": ["solver={name: initial}", "grid.constraints.count=[10]"],
                                 "quick": False}},
     "tables": {"tiny_acc": {"title": "5-NN accuracy", "from": ["burg"], "metric": "knn_accuracy",
-                            "rows": "constraints.count", "cols": "solver", "text": "It rises."},
+                            "rows": "constraints.count", "cols": "solver"},
                "tiny_long": {"from": ["burg", "initial"]}},
     "figures": {"tiny_acc.png": {"title": "accuracy", "from": ["burg"],
                                  "plot": {"metric": "knn_accuracy", "x": "constraints.count"}}},
     "statements": [
         {"table": "tiny_acc", "row": 30, "col": "burg", "paper": 0.0, "rule": "at_least", "where": "Fig. 1, a bound"},
         {"table": "tiny_acc", "row": 10, "col": "burg", "paper": 2.0, "std": 0.1, "runs": 10,
-         "where": "Table 9, row 10", "explanation": "Accuracy cannot exceed 1."},
+         "where": "Table 9, row 10", "explanation": "bound"},
         {"table": "tiny_acc", "row": 99, "col": "burg", "paper": 0.5, "rule": "abs 0.1", "where": "Table 9, row 99"},
     ],
     "untested": [{"where": "Table 9, row 100", "why": "not run"}],
 }
 
 
-def write_study(folder: Path, study=None, config=None) -> Path:
+#: The tiny study's prose (study.md beside its study.yaml).
+PROSE = ("# tinypaper\n\n## summary\n\nBurg on iris.\n\n## protocol\n\nTwo counts.\n\n## table tiny_acc\n\nIt rises.\n\n"
+         "## explanation bound\n\nAccuracy cannot exceed 1.\n")
+
+
+def write_study(folder: Path, study=None, config=None, prose=PROSE) -> Path:
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "tiny.yaml").write_text(yaml.safe_dump(config or CONFIG))
+    (folder / "study.md").write_text(prose)
     path = folder / "study.yaml"
     path.write_text(yaml.safe_dump(study or STUDY, sort_keys=False))
     return path
@@ -204,6 +210,82 @@ def test_loader_errors(tmp_path, change, words):
     with pytest.raises(ConfigError) as err:
         load_study(path)
     assert str(path) in str(err.value) and words in str(err.value)
+
+
+# ---- a paper's table as a matrix, the prose beside the study --------------------------------------
+
+MATRIX = {"matrix": "tiny_acc", "where": "Table 9, {row}, {col}: {paper:.1f} (±{std:.1f}) %", "percent": True,
+          "rows": {10: "ten", 30: {"label": "thirty", "explanation": "bound"}},
+          "cols": {"burg": "Burg", "initial": {"label": "K0", "table": "tiny_acc", "rule": "abs 0.1"}},
+          "paper": {10: [35.0, None], 30: [{"paper": 50, "rule": "at_least", "where": "Table 9, {row}, > {paper} %"},
+                                          45.5]},
+          "std": {10: [2.5, None], 30: [1.0, 3.0]}, "runs": 10}
+
+
+def test_a_matrix_expands_to_statements_row_by_row(tmp_path):
+    """One statement per number of the matrix, in row order then column order (a None or a short row
+    makes none); ``where`` formatted from the labels and the printed numbers; a percentage divided by
+    100 exactly; a cell's keys before its column's, its row's and the matrix's."""
+    study = {**STUDY, "statements": [STUDY["statements"][0], MATRIX]}
+    got = load_study(write_study(tmp_path / "tinypaper", study)).statements
+    assert [s.where for s in got] == ["Fig. 1, a bound", "Table 9, ten, Burg: 35.0 (±2.5) %", "Table 9, thirty, > 50 %",
+                                      "Table 9, thirty, K0: 45.5 (±3.0) %"]
+    assert [(e.row, e.col) for s in got[1:] for e in s.entries] == [(10, "burg"), (30, "burg"), (30, "initial")]
+    assert [s.paper for s in got[1:]] == [(0.35,), (0.5,), (0.455,)] and [s.std for s in got[1:]] == [0.025, 0.01, 0.03]
+    assert [str(s.rule) for s in got[1:]] == ["2sigma", "at_least", "abs 0.1"]
+    assert [s.explanation for s in got[1:]] == ["", "Accuracy cannot exceed 1.", "Accuracy cannot exceed 1."]
+    assert all(s.runs == 10 for s in got[1:])
+
+
+@pytest.mark.parametrize("change, key", [
+    (lambda m: m.update(colour="red"), "statements[1]: unknown key(s) colour"),
+    (lambda m: m["rows"].update({30: {"label": "thirty", "shade": 1}}), "statements[1].rows.30: unknown key(s) shade"),
+    (lambda m: m["paper"].update({30: [{"paper": 50, "note": "x"}]}), "statements[1].paper.30[0]: unknown key(s) note"),
+    (lambda m: m["paper"].update({99: [1.0]}), "statements[1].paper.99: no row '99'"),
+    (lambda m: m["paper"].update({10: [1.0, 2.0, 3.0]}), "statements[1].paper.10: 3 values for 2 columns"),
+    (lambda m: m.update(where="Table 9, {line}"), "statements[1].paper.10[0].where"),
+    (lambda m: m.update(explanation="nowhere"), "no section '## explanation nowhere'"),
+])
+def test_a_matrix_with_an_unknown_key_names_the_file_and_key(tmp_path, change, key):
+    matrix = yaml.safe_load(yaml.safe_dump(MATRIX))
+    change(matrix)
+    path = write_study(tmp_path / "tinypaper", {**STUDY, "statements": [STUDY["statements"][0], matrix]})
+    with pytest.raises(ConfigError) as err:
+        load_study(path)
+    assert str(path) in str(err.value) and key in str(err.value)
+
+
+@pytest.mark.parametrize("prose, words", [
+    (PROSE + "\n## explanation spare\n\nNever used.\n", "## explanation spare used by nothing"),
+    (PROSE + "\n## summary\n\nAgain.\n", "'## summary' given twice"),
+    (PROSE + "\n## footnote x\n\nx\n", "'## footnote x' is not one of"),
+    ("Stray text.\n" + PROSE, "line 1: text before the first '## ' section"),
+    (PROSE.replace("## explanation bound", "## explanation other"), "no section '## explanation bound'"),
+])
+def test_the_prose_file_is_checked(tmp_path, prose, words):
+    path = write_study(tmp_path / "tinypaper", prose=prose)
+    with pytest.raises(ConfigError) as err:
+        load_study(path)
+    assert "study.md" in str(err.value) and words in str(err.value)
+
+
+def test_the_prose_fills_the_study():
+    """The summary, protocol, a table's text and an explanation come from study.md beside study.yaml;
+    li2009's Table 3 and 5 matrices expand to the statements (ids, where, rule) they replaced."""
+    study = load_study(REPO / "configs" / "papers" / "li2009" / "study.yaml")
+    assert study.protocol.startswith("**Setting (§6.2).**") and study.summary.startswith("**What we ran.**")
+    assert study.tables["li2009_table5"].text.startswith("Kernel PCA (10 dimensions) + 1-NN")
+    assert len(study.statements) == 119
+    baseline, table5 = study.statements[7], study.statements[88:93]
+    assert (baseline.where, str(baseline.rule), baseline.paper) == (
+        "Table 3, Sonar, Iter., baseline (printed as > 10000)", "at_least", (10000.0,))
+    assert baseline.explanation.startswith("The hard sets are hard here")
+    assert [s.where for s in table5] == ["Table 5, Breast, Log-Loss: 3.54 (±0.73) %", "Table 5, Breast, LMNN Loss: 3.54 (±0.74) %",
+                                         "Table 5, Breast, ITML Loss: 3.62 (±1.26) %", "Table 5, Breast, Linear Loss: 4.78 (±0.84) %",
+                                         "Table 5, Breast, Laplacian: 4.78 (±0.87) %"]
+    assert [e.table for s in table5 for e in s.entries] == ["li2009_table5"] * 4 + ["li2009_table5_laplacian"]
+    assert [s.paper for s in table5] == [(0.0354,), (0.0354,), (0.0362,), (0.0478,), (0.0478,)]
+    assert {str(s.rule) for s in table5} == {"2sigma"} and [bool(s.calibrated) for s in table5] == [False] * 3 + [True] * 2
 
 
 def test_unknown_paper_names_the_valid_ones():
