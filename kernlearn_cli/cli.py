@@ -137,7 +137,11 @@ def collect(directories: List[Path] = typer.Argument(..., help="Results folder(s
             marker: Optional[str] = typer.Option(None, "--marker", help="... <!-- kernlearn:MARKER -->."),
             strict: bool = typer.Option(False, "--strict",
                                         help="Exit with status 2 if any expected cell is missing, failed or "
-                                             "unreadable (the tables are still written).")):
+                                             "unreadable (the tables are still written)."),
+            tidy: Optional[Path] = typer.Option(None, "--tidy",
+                                                help="Instead of the tables, write FILE.csv or FILE.parquet: one "
+                                                     "row per cell and metric, every setting, the certificate, "
+                                                     "timings and environment as columns.")):
     """Aggregate per-cell records into tables (CSV, Markdown, LaTeX), mean ± std over seeds.
 
     One folder: the tables go into it (or to --prefix).  Several folders: only to --prefix.  Settings
@@ -149,6 +153,9 @@ def collect(directories: List[Path] = typer.Argument(..., help="Results folder(s
     from .report.collect import collect as collect_
     from .report.markers import check_marker, fill_marker
 
+    if tidy is not None:
+        _collect_tidy(directories, tidy, metric=metric, prefix=prefix, into=into, marker=marker)
+        return
     if (into is None) != (marker is None):
         raise ConfigError("collect: --into and --marker go together (--into README.md --marker NAME).")
     if into is not None:
@@ -165,6 +172,21 @@ def collect(directories: List[Path] = typer.Argument(..., help="Results folder(s
         if strict:
             raise KernlearnError(f"collect --strict: {done.message()}")
         _echo_err(f"warning: {done.message()}")
+
+
+def _collect_tidy(directories: List[Path], tidy: Path, **others) -> None:
+    """``collect --tidy FILE``: the tidy table of the folders' finished cells, alone."""
+    from .report.tidy import check_tidy_path, tidy_records, write_tidy
+
+    given = [f"--{k}" for k, v in others.items() if v is not None]
+    if given:
+        raise ConfigError(f"collect --tidy writes the tidy table alone; {', '.join(given)} shape(s) the "
+                          f"aggregated tables: run collect once with each.")
+    check_tidy_path(tidy)
+    table = tidy_records(directories)
+    write_tidy(table, tidy)
+    typer.echo(f"{tidy}: {len(table)} row(s) ({table['cell'].nunique()} cell(s) x {table['metric'].nunique()} "
+               f"metric(s)), {table.shape[1]} column(s)")
 
 
 @app.command()

@@ -1,0 +1,79 @@
+"""The tidy results table (``collect --tidy``, issue 48 item 2) and the HTML report (``kernlearn report``,
+issue 48 item 1), on the README's quick run with one cell failed and one not run."""
+
+import importlib.util
+import json
+import shutil
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from kernlearn_cli.errors import ConfigError
+from kernlearn_cli.report.tidy import check_tidy_path, tidy_records, write_tidy
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="module")
+def quick(tmp_path_factory):
+    """``kernlearn run configs/quick.yaml`` (3 constraint counts x 3 seeds) in this process, then one cell
+    made failed (its record replaced by a ``failed.json``) and one made not run (its folder removed);
+    returns the results folder."""
+    from kernlearn_cli.cli import main
+
+    here = tmp_path_factory.mktemp("quick")
+    (here / "configs").mkdir()
+    shutil.copy(REPO / "configs" / "quick.yaml", here / "configs" / "quick.yaml")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.chdir(here)
+        mp.setattr(sys, "argv", ["kernlearn", "run", "configs/quick.yaml"])
+        with pytest.raises(SystemExit) as done:
+            main()
+    assert not done.value.code
+    out = here / "results" / "quick_iris_burg"
+    cells = sorted(p for p in out.iterdir() if (p / "record.json").is_file())
+    shutil.rmtree(cells[0])
+    (cells[1] / "record.json").unlink()
+    (cells[1] / "failed.json").write_text(json.dumps({"error": "SolverError: a stand-in failure"}))
+    return out
+
+
+def test_tidy_has_one_row_per_cell_and_metric_with_settings_and_environment(quick):
+    table = tidy_records([quick])
+    assert len(table) == 7 * 2 and table["cell"].nunique() == 7          # 9 cells, 1 failed, 1 not run
+    assert list(table["metric"].unique()) == ["nmi", "knn_accuracy"]
+    for column in ("constraints.count", "seed", "solver", "solver.tol", "solver.slack", "constraints.epsilon",
+                   "converged", "cert_check", "cert_value", "cert_tol", "seconds", "cpu_seconds",
+                   "provenance.git_commit", "provenance.versions.numpy", "provenance.blas", "value", "value_std"):
+        assert column in table.columns, column
+    assert set(table["solver.tol"]) == {0.001} and set(table["constraints.count"]) == {10, 30, 100}
+    record = json.loads((quick / table["cell"].iloc[0] / "record.json").read_text())
+    first = table[table["cell"] == record["cell"]].set_index("metric")
+    assert first.loc["nmi", "value"] == record["metrics"]["nmi"]
+    assert first.loc["knn_accuracy", "value_std"] == record["metrics"]["knn_accuracy_std"]
+    assert first.loc["nmi", "provenance.versions.numpy"] == record["provenance"]["versions"]["numpy"]
+
+
+def test_tidy_csv_and_parquet_read_back_equal(quick, tmp_path, inproc):
+    code, out, err = inproc("collect", quick, "--tidy", tmp_path / "tidy.csv")
+    assert code == 0, err
+    assert out.strip() == f"{tmp_path / 'tidy.csv'}: 14 row(s) (7 cell(s) x 2 metric(s)), " \
+                          f"{len(tidy_records([quick]).columns)} column(s)"
+    pd.testing.assert_frame_equal(pd.read_csv(tmp_path / "tidy.csv"), tidy_records([quick]), check_dtype=False)
+    if not any(importlib.util.find_spec(e) for e in ("pyarrow", "fastparquet")):
+        with pytest.raises(ConfigError, match="writing Parquet needs pyarrow or fastparquet, and neither is "
+                                              "installed.*--tidy .*tidy.csv"):
+            check_tidy_path(tmp_path / "tidy.parquet")
+        pytest.skip("no Parquet library installed: CSV read back equal; Parquet refused with its message")
+    write_tidy(tidy_records([quick]), tmp_path / "tidy.parquet")
+    pd.testing.assert_frame_equal(pd.read_parquet(tmp_path / "tidy.parquet"), tidy_records([quick]))
+
+
+def test_tidy_refuses_unknown_format_and_table_options(quick, tmp_path, inproc):
+    code, _, err = inproc("collect", quick, "--tidy", tmp_path / "tidy.xlsx")
+    assert code == 2 and "unknown format '.xlsx'; use one of .csv, .parquet" in err
+    code, _, err = inproc("collect", quick, "--tidy", tmp_path / "tidy.csv", "-m", "nmi")
+    assert code == 2 and "--metric" in err and "tidy table alone" in err
+    assert not (tmp_path / "tidy.csv").exists() and not (tmp_path / "tidy.xlsx").exists()
