@@ -261,6 +261,22 @@ def reproduce(paper: str = typer.Argument(..., help="A paper (kulis2006, tsuda20
 
 
 @app.command()
+def report(directories: List[Path] = typer.Argument(..., help="Results folder(s) or record archive(s)."),
+           output: Optional[Path] = typer.Option(None, "--output", "-o",
+                                                 help="The page (.html; default FOLDER/report.html for one "
+                                                      "results folder).")):
+    """Write one self-contained HTML page (no server, no network) of the results: sortable tables (†
+    unconverged, certificate column), each metric against each numeric grid axis per solver, the cells'
+    convergence histories, failed and missing cells with the command that resumes them, provenance."""
+    from .report.html import report_html, report_path, write_page
+
+    output = report_path(directories, output)
+    text = report_html(directories)
+    write_page(text, output)
+    typer.echo(f"{output}: {len(text.encode()) / 1e6:.2f} MB")
+
+
+@app.command()
 def plot(directories: List[Path] = typer.Argument(..., help="Results folder(s) of experiments."),
          metric: str = typer.Option(..., "--metric", "-m", help="y axis: a metric, seconds or iterations."),
          x: str = typer.Option("constraints.count", "--x", help="x axis: a grid key, or n."),

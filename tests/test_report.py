@@ -1,5 +1,5 @@
 """The tidy results table (``collect --tidy``, issue 48 item 2) and the HTML report (``kernlearn report``,
-issue 48 item 1), on the README's quick run with one cell failed and one not run."""
+issue 48 item 1), on the README's quick run with one cell failed, one not run and one not converged."""
 
 import importlib.util
 import json
@@ -7,10 +7,12 @@ import shutil
 import sys
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 
 from kernlearn_cli.errors import ConfigError
+from kernlearn_cli.report.html import HISTORY_POINTS, history_svg, thin
 from kernlearn_cli.report.tidy import check_tidy_path, tidy_records, write_tidy
 
 REPO = Path(__file__).resolve().parents[1]
@@ -19,8 +21,8 @@ REPO = Path(__file__).resolve().parents[1]
 @pytest.fixture(scope="module")
 def quick(tmp_path_factory):
     """``kernlearn run configs/quick.yaml`` (3 constraint counts x 3 seeds) in this process, then one cell
-    made failed (its record replaced by a ``failed.json``) and one made not run (its folder removed);
-    returns the results folder."""
+    made failed (its record replaced by a ``failed.json``), one made not run (its folder removed) and one
+    made unconverged (its worst check 0.5 against 0.001); returns the results folder."""
     from kernlearn_cli.cli import main
 
     here = tmp_path_factory.mktemp("quick")
@@ -37,6 +39,10 @@ def quick(tmp_path_factory):
     shutil.rmtree(cells[0])
     (cells[1] / "record.json").unlink()
     (cells[1] / "failed.json").write_text(json.dumps({"error": "SolverError: a stand-in failure"}))
+    record = json.loads((cells[2] / "record.json").read_text())
+    record["converged"] = record["certificate"]["converged"] = False
+    record["certificate"]["worst"]["value"] = 0.5
+    (cells[2] / "record.json").write_text(json.dumps(record))
     return out
 
 
@@ -77,3 +83,50 @@ def test_tidy_refuses_unknown_format_and_table_options(quick, tmp_path, inproc):
     code, _, err = inproc("collect", quick, "--tidy", tmp_path / "tidy.csv", "-m", "nmi")
     assert code == 2 and "--metric" in err and "tidy table alone" in err
     assert not (tmp_path / "tidy.csv").exists() and not (tmp_path / "tidy.xlsx").exists()
+
+
+def test_report_is_self_contained_complete_and_the_same_bytes_twice(quick, tmp_path, inproc):
+    pages = []
+    for name in ("a.html", "b.html"):
+        code, out, err = inproc("report", quick, "-o", tmp_path / name)
+        assert code == 0 and out.startswith(f"{tmp_path / name}: "), err
+        pages.append((tmp_path / name).read_bytes())
+    assert pages[0] == pages[1]
+    page = pages[0].decode()
+    assert "<link" not in page and " src=" not in page and "@import" not in page      # nothing fetched
+    for section in ("tables", "figures", "histories", "problems", "provenance"):
+        assert f'<section id="{section}">' in page
+    assert page.count('<table class="sortable">') == 3                  # long, timing, cells not in the tables
+    assert 'th scope="col">certificate (worst)</th>' in page
+    assert "0/1 †" in page and page.count('<tr class="unconverged">') == 1    # count 100: 1 failed, 1 missing, 1 † 
+    assert page.count("<figure id=") == 2                                   # nmi, knn_accuracy vs constraints.count
+    assert page.count("<details><summary>") == 3 and page.count("<polyline") == 7
+    assert f"thinned to at most {HISTORY_POINTS} points per line" in page
+    assert "SolverError: a stand-in failure" in page and ">missing<" in page and ">failed<" in page
+    assert f"kernlearn run {quick / 'experiment.yaml'} --out {quick}" in page
+    assert "Date" not in page and len(set(_ids(page))) == len(_ids(page))   # no date, no id twice
+
+
+def _ids(page: str) -> list[str]:
+    import re
+
+    return re.findall(r'\bid="([^"]+)"', page)
+
+
+def test_history_is_thinned_and_log_scaled():
+    values = np.geomspace(1.0, 1e-6, 1000)
+    index, kept = thin(values)
+    assert len(index) == HISTORY_POINTS and index[0] == 0 and index[-1] == 999 and np.all(kept == values[index])
+    svg = history_svg([("seed 0", values)], "dual_change", 1e-3, "h")
+    points = svg.split('points="')[1].split('"')[0].split()
+    assert len(points) == HISTORY_POINTS
+    ys = [float(p.split(",")[1]) for p in points]
+    assert np.abs(np.array(ys) - (10 + 156 * index / 999)).max() <= 0.051     # log scale: 1 at the top, 1e-6 at the foot
+    assert ">1e-6<" in svg and ">1e0<" in svg and "tolerance 0.001" in svg
+
+
+def test_report_needs_an_html_file_for_several_sources(quick, tmp_path, inproc):
+    code, _, err = inproc("report", quick, quick)
+    assert code == 2 and "say where the page goes with -o FILE.html" in err
+    code, _, err = inproc("report", quick, "-o", tmp_path / "page.pdf")
+    assert code == 2 and "name a file ending in .html" in err and not (tmp_path / "page.pdf").exists()
