@@ -130,3 +130,54 @@ def test_report_needs_an_html_file_for_several_sources(quick, tmp_path, inproc):
     assert code == 2 and "say where the page goes with -o FILE.html" in err
     code, _, err = inproc("report", quick, "-o", tmp_path / "page.pdf")
     assert code == 2 and "name a file ending in .html" in err and not (tmp_path / "page.pdf").exists()
+
+
+#: A tiny study (12 Burg cells on iris, seconds) whose statement has an explanation.
+CONFIG = {"name": "tiny", "seed": 0, "grid": {"constraints.count": [30, 100, 300], "seed": "range(4)"},
+          "dataset": {"name": "iris"}, "kernel": {"name": "linear"},
+          "constraints": {"name": "idealized_pairs", "count": 10}, "solver": {"name": "burg", "slack": 1.0},
+          "evaluate": [{"name": "knn_accuracy", "k": 5, "repeats": 2}]}
+STUDY = {"paper": "tinypaper", "title": "A tiny paper",
+         "experiments": {"burg": {"config": "tiny.yaml", "seconds_per_cell": 0.5}},
+         "tables": {"tiny_acc": {"title": "accuracy", "from": ["burg"], "metric": "knn_accuracy",
+                                 "rows": "constraints.count", "cols": "solver"}},
+         "statements": [{"table": "tiny_acc", "row": 30, "col": "burg", "paper": 0.9, "rule": "abs 0.1",
+                         "where": "Table 1", "explanation": "A stand-in explanation of the verdict."},
+                        {"table": "tiny_acc", "row": 300, "col": "burg", "paper": 0.2, "rule": "abs 0.01",
+                         "where": "Table 1, last row"}]}
+
+
+@pytest.fixture(scope="module")
+def paper(tmp_path_factory):
+    """``kernlearn reproduce`` of the tiny study; returns (study file, results root)."""
+    import subprocess
+
+    import yaml
+
+    here = tmp_path_factory.mktemp("paper")
+    (here / "tinypaper").mkdir()
+    (here / "tinypaper" / "tiny.yaml").write_text(yaml.safe_dump(CONFIG))
+    (here / "tinypaper" / "study.yaml").write_text(yaml.safe_dump(STUDY, sort_keys=False))
+    for args in ((), ("--no-run",)):
+        res = subprocess.run([sys.executable, "-m", "kernlearn_cli", "reproduce", str(here / "tinypaper" / "study.yaml"),
+                              "--results", str(here / "results"), "--docs", str(here / "docs"), "--no-readme",
+                              "--jobs", "1", *args], capture_output=True, text=True)
+        assert res.returncode == 0, res.stderr[-2000:]
+        assert f"[tinypaper] report: {here / 'results' / 'tinypaper_report.html'}" in res.stderr
+        if not args:
+            first = (here / "results" / "tinypaper_report.html").read_bytes()
+    assert (here / "results" / "tinypaper_report.html").read_bytes() == first      # --no-run: the same bytes
+    return here / "tinypaper" / "study.yaml", here / "results"
+
+
+def test_paper_report_filters_verdicts_by_kind_and_explains_them(paper):
+    from kernlearn_cli.verdicts import KINDS
+
+    study, results = paper
+    page = (results / "tinypaper_report.html").read_text()
+    for kind in KINDS:
+        assert f'<input type="checkbox" data-kind="{kind}" checked>' in page
+    assert page.count("<tr data-kind=") == 2 and '<tr data-kind="deviates">' in page
+    assert "<summary>reproduced</summary>A stand-in explanation of the verdict.</details>" in page
+    assert "<h3>accuracy</h3>" in page and '<section id="provenance">' in page and page.count("<figure id=") == 1
+    assert "Made by <code>kernlearn reproduce tinypaper</code>" in page and study.is_file()

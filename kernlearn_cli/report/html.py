@@ -11,6 +11,7 @@ library versions give the same bytes: nothing depends on the clock, and figure i
 
 from __future__ import annotations
 
+import os
 import re
 from collections import Counter
 from dataclasses import dataclass, field
@@ -357,12 +358,15 @@ def run_sections(cells: Cells, roots: list[Path], resume: str | None = None) -> 
             problems_section(cells, roots, resume), provenance_section(cells)]
 
 
-def summary_text(cells: Cells, roots: list[Path]) -> str:
-    """The page's first line: its sources and how many cells are finished of those expected (HTML)."""
+def summary_text(cells: Cells, roots: list[Path], command: str = "kernlearn report") -> str:
+    """The page's first line: its sources, how many cells are finished of those expected, the command
+    that made it (HTML)."""
     done = cells.done
     missing = f"; {len(done.problems)} not in the tables" if done.problems else ""
-    return (f"From {', '.join(f'<code>{escape(str(r))}</code>' for r in roots)}: {done.finished} finished cell(s) of "
-            f"{done.expected} expected{missing}. Made by <code>kernlearn report</code>; it needs no network.")
+    sources = ", ".join(f"<code>{escape(str(r))}</code>" for r in roots) if len(roots) <= 3 else \
+        f"{len(roots)} sources in <code>{escape(os.path.commonpath([str(r) for r in roots]))}</code>"
+    return (f"From {sources}: {done.finished} finished cell(s) of "
+            f"{done.expected} expected{missing}. Made by <code>{escape(command)}</code>; it needs no network.")
 
 
 def report_html(roots: list[Path], title: str | None = None) -> str:

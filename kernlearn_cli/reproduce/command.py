@@ -14,7 +14,7 @@ from ..verdicts import tally, verdict_table
 from .build import build
 from .launch import run_local, submit_slurm
 from .layout import Layout, merge, open_archive
-from .pages import STATUS_MARKER, page, status_table
+from .pages import STATUS_MARKER, page, report_page, status_table
 from .plan import check, plan_rows
 
 
@@ -29,6 +29,7 @@ def reproduce(studies: list[Study], *, results: Path, quick: bool, jobs: int, la
     scratch; ``merge_from``: archives or results roots whose cells are merged first (:func:`merge`).
     A study without any archived cell is not built (its committed tables and page stay).  Returns
     the failed cells."""
+    from ..report.html import write_page
     from ..report.markers import check_marker, fill_marker
 
     if launcher not in ("local", "slurm"):
@@ -79,6 +80,7 @@ def reproduce(studies: list[Study], *, results: Path, quick: bool, jobs: int, la
         command = f"kernlearn reproduce {study.paper}" + (" --quick" if quick else "")
         with atomic_path(layout.docs / f"{study.paper}.md") as tmp:
             tmp.write_text(page(study, v, layout, command))
+        echo(f"[{study.paper}] report: {write_page(report_page(study, v, layout, command), layout.report(study))}")
         show(f"\n## {study.paper}: {tally(v, len(study.untested))}\n\n{verdict_table(v)}\n")
     if fill:
         from ..study import find_studies, load_study, study_names
