@@ -100,7 +100,8 @@ def test_report_is_self_contained_complete_and_the_same_bytes_twice(quick, tmp_p
     assert 'th scope="col">certificate (worst)</th>' in page
     assert "0/1 †" in page and page.count('<tr class="unconverged">') == 1    # count 100: 1 failed, 1 missing, 1 † 
     assert page.count("<figure id=") == 2                                   # nmi, knn_accuracy vs constraints.count
-    assert page.count("<details><summary>") == 3 and page.count("<polyline") == 7
+    assert page.count(" cell(s))</summary>") == 3 and page.count("<details open>") == 2   # solver, its first setting
+    assert page.count("<polyline") == 7
     assert f"thinned to at most {HISTORY_POINTS} points per line" in page
     assert "SolverError: a stand-in failure" in page and ">missing<" in page and ">failed<" in page
     assert f"kernlearn run {quick / 'experiment.yaml'} --out {quick}" in page
@@ -181,3 +182,158 @@ def test_paper_report_filters_verdicts_by_kind_and_explains_them(paper):
     assert "<summary>reproduced</summary>A stand-in explanation of the verdict.</details>" in page
     assert "<h3>accuracy</h3>" in page and '<section id="provenance">' in page and page.count("<figure id=") == 1
     assert "Made by <code>kernlearn reproduce tinypaper</code>" in page and study.is_file()
+
+
+# ---- in a real browser (issue 48 item 5): headless Chromium driven over the DevTools protocol -------------
+
+CHROMIUM = next((shutil.which(name) for name in ("chromium", "chromium-headless-shell", "chromium-browser")
+                 if shutil.which(name)), None)
+#: Where the browser test's screenshots go (git-ignored).
+SCREENSHOTS = REPO / "screenshots"
+
+
+class Browser:
+    """Headless Chromium over ``--remote-debugging-pipe`` (the DevTools protocol on file descriptors 3
+    and 4, NUL-separated JSON: no websocket library needed): open a page, evaluate JavaScript in it,
+    keep its console errors and uncaught exceptions, take a screenshot."""
+
+    def __init__(self, profile: Path):
+        import fcntl
+        import os
+        import subprocess
+
+        to_browser, self._write = os.pipe()
+        self._read, from_browser = os.pipe()
+
+        def pipes_on_3_and_4():
+            high = [fcntl.fcntl(fd, fcntl.F_DUPFD, 10) for fd in (to_browser, from_browser)]
+            os.dup2(high[0], 3)
+            os.dup2(high[1], 4)
+
+        self.proc = subprocess.Popen([CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
+                                      "--remote-debugging-pipe", f"--user-data-dir={profile}", "about:blank"],
+                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, close_fds=False,
+                                     preexec_fn=pipes_on_3_and_4)
+        os.close(to_browser)
+        os.close(from_browser)
+        self._buffer, self._id, self.events, self.session = b"", 0, [], None
+        target = self.send("Target.createTarget", url="about:blank")["targetId"]
+        self.session = self.send("Target.attachToTarget", targetId=target, flatten=True)["sessionId"]
+        for domain in ("Page", "Runtime", "Log"):
+            self.send(f"{domain}.enable")
+
+    def _message(self, timeout: float = 30.0) -> dict:
+        import os
+        import select
+
+        while b"\0" not in self._buffer:
+            ready, _, _ = select.select([self._read], [], [], timeout)
+            chunk = os.read(self._read, 1 << 20) if ready else b""
+            assert chunk, "Chromium did not answer"
+            self._buffer += chunk
+        line, self._buffer = self._buffer.split(b"\0", 1)
+        return json.loads(line)
+
+    def send(self, method: str, **params) -> dict:
+        import os
+
+        self._id += 1
+        message = {"id": self._id, "method": method, "params": params}
+        if self.session:
+            message["sessionId"] = self.session
+        os.write(self._write, json.dumps(message).encode() + b"\0")
+        while True:
+            answer = self._message()
+            if answer.get("id") == self._id:
+                assert "error" not in answer, answer["error"]
+                return answer["result"]
+            self.events.append(answer)
+
+    def open(self, page: Path) -> None:
+        self.send("Emulation.setDeviceMetricsOverride", width=1250, height=1600, deviceScaleFactor=1, mobile=False)
+        self.send("Page.navigate", url=page.resolve().as_uri())
+        while not any(e.get("method") == "Page.loadEventFired" for e in self.events):
+            self.events.append(self._message())
+
+    def js(self, expression: str):
+        result = self.send("Runtime.evaluate", expression=expression, returnByValue=True, awaitPromise=True)
+        assert "exceptionDetails" not in result, result["exceptionDetails"]
+        return result["result"].get("value")
+
+    def errors(self) -> list:
+        """Uncaught exceptions, console errors and logged errors so far."""
+        return [e for e in self.events if e.get("method") == "Runtime.exceptionThrown"
+                or (e.get("method") == "Runtime.consoleAPICalled" and e["params"]["type"] in ("error", "assert"))
+                or (e.get("method") == "Log.entryAdded" and e["params"]["entry"]["level"] == "error")]
+
+    def screenshot(self, path: Path) -> None:
+        import base64
+
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(base64.b64decode(self.send("Page.captureScreenshot", format="png")["data"]))
+
+    def close(self) -> None:
+        import os
+
+        self.proc.kill()
+        self.proc.wait()
+        os.close(self._write)
+        os.close(self._read)
+
+
+@pytest.fixture
+def browser(tmp_path):
+    if CHROMIUM is None:
+        pytest.skip("no Chromium on this machine (Debian: apt-get install chromium; .ci/run installs it): the "
+                    "browser test needs it")
+    b = Browser(tmp_path / "profile")
+    yield b
+    b.close()
+
+
+#: Sorts a table by a click on its heading; returns the column's numbers (first number of each cell) after.
+SORT = """(() => {{const t = document.querySelectorAll("table.sortable")[{table}];
+const th = Array.from(t.tHead.rows[0].cells).find(h => h.textContent === "{column}"); th.click();
+return [th.getAttribute("aria-sort"), Array.from(t.tBodies[0].rows, r => parseFloat(r.cells[th.cellIndex].textContent))];
+}})()"""
+
+
+def test_run_report_in_a_browser(quick, browser, tmp_path, inproc):
+    assert inproc("report", quick, "-o", tmp_path / "report.html")[0] == 0
+    browser.open(tmp_path / "report.html")
+    assert browser.errors() == []
+    assert browser.js("document.querySelectorAll('section').length") == 5
+    assert browser.js("document.querySelectorAll('table').length") == 4             # 3 sortable, provenance
+    browser.js("document.querySelectorAll('details').forEach(d => d.open = true)")
+    sizes = browser.js("Array.from(document.querySelectorAll('svg'), s => s.getBoundingClientRect().width > 100 "
+                       "&& s.getBoundingClientRect().height > 100)")
+    assert sizes == [True] * 5                                                       # 2 figures, 3 histories
+    browser.js("document.querySelectorAll('details details').forEach(d => d.open = false)")
+    order, values = browser.js(SORT.format(table=0, column="nmi"))
+    assert order == "ascending" and values == sorted(values) and len(values) == 3
+    order, values = browser.js(SORT.format(table=0, column="nmi"))
+    assert order == "descending" and values == sorted(values, reverse=True)
+    browser.js(SORT.format(table=0, column="constraints.count"))
+    browser.screenshot(SCREENSHOTS / "run_report.png")
+    assert browser.errors() == []
+
+
+def test_paper_report_in_a_browser(paper, browser):
+    _, results = paper
+    browser.open(results / "tinypaper_report.html")
+    assert browser.errors() == []
+    assert browser.js("document.querySelectorAll('#verdict-table tbody tr').length") == 2
+    visible = "Array.from(document.querySelectorAll('#verdict-table tbody tr'), r => !r.hidden && r.offsetHeight > 0)"
+    toggle = ("(() => {{const b = document.querySelector('input[data-kind=\"{kind}\"]'); b.checked = {on}; "
+              "b.dispatchEvent(new Event('change')); return document.getElementById('verdicts-shown').textContent;}})()")
+    assert browser.js(toggle.format(kind="deviates", on="false")) == "1"
+    assert browser.js(visible) == [True, False]
+    assert browser.js(toggle.format(kind="deviates", on="true")) == "2" and browser.js(visible) == [True, True]
+    explained = "document.querySelector('#verdict-table details')"
+    assert browser.js(f"{explained}.open") is False
+    browser.js(f"{explained}.querySelector('summary').click()")
+    assert browser.js(f"{explained}.open") is True
+    assert browser.js(f"{explained}.textContent") == "reproducedA stand-in explanation of the verdict."
+    assert browser.js("document.querySelectorAll('figure svg').length") == 1
+    browser.screenshot(SCREENSHOTS / "paper_report.png")
+    assert browser.errors() == []

@@ -46,7 +46,8 @@ th,td{border:1px solid #ddd;padding:.25em .5em;text-align:left;vertical-align:to
 th{background:#f3f3f3}table.sortable th{cursor:pointer;user-select:none}
 th[aria-sort=ascending]::after{content:" \\25B2"}th[aria-sort=descending]::after{content:" \\25BC"}
 tr.unconverged td{background:#fff4f0}p.note{color:#555;font-size:13px}
-figure{display:inline-block;margin:.4em;vertical-align:top}figcaption{font-size:12px;color:#444;max-width:360px}
+figure{display:inline-block;margin:.4em;vertical-align:top}figure svg{width:520px;height:auto}
+figcaption{font-size:12px;color:#444;max-width:420px}
 details{margin:.3em 0}summary{cursor:pointer}pre{background:#f6f6f6;padding:.5em;overflow-x:auto}
 nav a{margin-right:1em}.filters label{margin-right:1em}svg text{font-family:sans-serif}
 """
@@ -246,7 +247,8 @@ def _history(where: Path, rec: dict) -> dict:
 
 
 def histories_section(cells: Cells) -> Section:
-    """Per solver and setting, the cells' convergence histories in one collapsible figure each."""
+    """Per solver and setting, the cells' convergence histories in one collapsible figure each (the
+    solver's first open)."""
     df = cells.df
     groups, longest, k = [], 0, 0
     for solver, part in (df.groupby("solver", sort=True) if len(df) else []):
@@ -266,7 +268,8 @@ def histories_section(cells: Cells) -> Section:
                 continue
             legend = ", ".join(f'<span style="color:{COLOURS[j % len(COLOURS)]}">{escape(name)}</span>'
                                for j, (name, _) in enumerate(lines))
-            inner.append(f"<details><summary>{escape(label)}: {escape(key)} ({len(lines)} cell(s))</summary>"
+            inner.append(f"<details{'' if inner else ' open'}><summary>{escape(label)}: {escape(key)} "
+                         f"({len(lines)} cell(s))</summary>"
                          f"{history_svg(lines, key, tol, f'history-{k}')}<p class=note>{legend}"
                          + (f"; dashed: the certificate's tolerance {tol:.3g}" if tol else "") + "</p></details>")
             k += 1
