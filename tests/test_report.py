@@ -22,7 +22,8 @@ REPO = Path(__file__).resolve().parents[1]
 def quick(tmp_path_factory):
     """``kernlearn run configs/quick.yaml`` (3 constraint counts x 3 seeds) in this process, then one cell
     made failed (its record replaced by a ``failed.json``), one made not run (its folder removed) and one
-    made unconverged (its worst check 0.5 against 0.001); returns the results folder."""
+    made unconverged (its worst check 0.5 against 0.001, and its peak memory recorded); returns the
+    results folder."""
     from kernlearn_cli.cli import main
 
     here = tmp_path_factory.mktemp("quick")
@@ -42,6 +43,7 @@ def quick(tmp_path_factory):
     record = json.loads((cells[2] / "record.json").read_text())
     record["converged"] = record["certificate"]["converged"] = False
     record["certificate"]["worst"]["value"] = 0.5
+    record["peak_rss_bytes"] = 123_000_000                      # as records carry it since issue 48 item 3
     (cells[2] / "record.json").write_text(json.dumps(record))
     return out
 
@@ -60,6 +62,7 @@ def test_tidy_has_one_row_per_cell_and_metric_with_settings_and_environment(quic
     assert first.loc["nmi", "value"] == record["metrics"]["nmi"]
     assert first.loc["knn_accuracy", "value_std"] == record["metrics"]["knn_accuracy_std"]
     assert first.loc["nmi", "provenance.versions.numpy"] == record["provenance"]["versions"]["numpy"]
+    assert table["peak_rss_bytes"].max() == 123_000_000 and table["peak_rss_bytes"].notna().sum() == 2
 
 
 def test_tidy_csv_and_parquet_read_back_equal(quick, tmp_path, inproc):
@@ -105,6 +108,7 @@ def test_report_is_self_contained_complete_and_the_same_bytes_twice(quick, tmp_p
     assert f"thinned to at most {HISTORY_POINTS} points per line" in page
     assert "SolverError: a stand-in failure" in page and ">missing<" in page and ">failed<" in page
     assert f"kernlearn run {quick / 'experiment.yaml'} --out {quick}" in page
+    assert "<td>peak memory (largest cell)</td><td>123 MB (1 of 7 cells say)</td>" in page
     assert "Date" not in page and len(set(_ids(page))) == len(_ids(page))   # no date, no id twice
 
 
