@@ -147,7 +147,7 @@ STUDY = {"paper": "tinypaper", "title": "A tiny paper",
          "tables": {"tiny_acc": {"title": "accuracy", "from": ["burg"], "metric": "knn_accuracy",
                                  "rows": "constraints.count", "cols": "solver"}},
          "statements": [{"table": "tiny_acc", "row": 30, "col": "burg", "paper": 0.9, "rule": "abs 0.1",
-                         "where": "Table 1", "explanation": "A stand-in explanation of the verdict."},
+                         "where": "Table 1", "explanation": "stand-in"},
                         {"table": "tiny_acc", "row": 300, "col": "burg", "paper": 0.2, "rule": "abs 0.01",
                          "where": "Table 1, last row"}]}
 
@@ -163,6 +163,7 @@ def paper(tmp_path_factory):
     (here / "tinypaper").mkdir()
     (here / "tinypaper" / "tiny.yaml").write_text(yaml.safe_dump(CONFIG))
     (here / "tinypaper" / "study.yaml").write_text(yaml.safe_dump(STUDY, sort_keys=False))
+    (here / "tinypaper" / "study.md").write_text("## explanation stand-in\n\nA stand-in explanation.\n")  # prose file
     for args in ((), ("--no-run",)):
         res = subprocess.run([sys.executable, "-m", "kernlearn_cli", "reproduce", str(here / "tinypaper" / "study.yaml"),
                               "--results", str(here / "results"), "--docs", str(here / "docs"), "--no-readme",
@@ -175,6 +176,12 @@ def paper(tmp_path_factory):
     return here / "tinypaper" / "study.yaml", here / "results"
 
 
+def explanation(results) -> str:
+    """The first statement's explanation, as the verdict file has it (the study's text, or its prose
+    file's section where study files name one)."""
+    return pd.read_csv(results / "tables" / "tinypaper_verdicts.csv")["explanation"][0]
+
+
 def test_paper_report_filters_verdicts_by_kind_and_explains_them(paper):
     from kernlearn_cli.verdicts import KINDS
 
@@ -183,7 +190,7 @@ def test_paper_report_filters_verdicts_by_kind_and_explains_them(paper):
     for kind in KINDS:
         assert f'<input type="checkbox" data-kind="{kind}" checked>' in page
     assert page.count("<tr data-kind=") == 2 and '<tr data-kind="deviates">' in page
-    assert "<summary>reproduced</summary>A stand-in explanation of the verdict.</details>" in page
+    assert f"<summary>reproduced</summary>{explanation(results)}</details>" in page
     assert "<h3>accuracy</h3>" in page and '<section id="provenance">' in page and page.count("<figure id=") == 1
     assert "Made by <code>kernlearn reproduce tinypaper</code>" in page and study.is_file()
 
@@ -337,7 +344,7 @@ def test_paper_report_in_a_browser(paper, browser):
     assert browser.js(f"{explained}.open") is False
     browser.js(f"{explained}.querySelector('summary').click()")
     assert browser.js(f"{explained}.open") is True
-    assert browser.js(f"{explained}.textContent") == "reproducedA stand-in explanation of the verdict."
+    assert browser.js(f"{explained}.textContent") == "reproduced" + explanation(results)
     assert browser.js("document.querySelectorAll('figure svg').length") == 1
     browser.screenshot(SCREENSHOTS / "paper_report.png")
     assert browser.errors() == []
