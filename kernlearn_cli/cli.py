@@ -226,8 +226,8 @@ def reproduce(paper: str = typer.Argument(..., help="A paper (kulis2006, tsuda20
               sbatch_arg: List[str] = typer.Option([], "--sbatch-arg", help="slurm: a further #SBATCH option."),
               max_array_size: int = typer.Option(1000, "--max-array-size",
                                                  help="slurm: most tasks per array (cells are packed to fit).")):
-    """Reproduce a paper: run (or resume) its study's experiments, build its tables and figures, and
-    print a verdict per statement of the paper (ours, the paper's, the rule, and its kind: reproduced,
+    """Reproduce a paper: run (or resume) its study's experiments, build its tables, figures and HTML
+    report (RESULTS/<paper>_report.html), and print a verdict per statement of the paper (ours, the paper's, the rule, and its kind: reproduced,
     deviates, lower bound, calibrated, not comparable or context)."""
     import time
 

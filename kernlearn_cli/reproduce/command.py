@@ -22,7 +22,8 @@ def reproduce(studies: list[Study], *, results: Path, quick: bool, jobs: int, la
               docs: Path | None, readme: Path | None, sbatch: dict, max_array_size: int, echo, show,
               deadline: float | None = None, rerun: tuple = (), merge_from: tuple = ()) -> list[str]:
     """Check every study, then run (local) or submit (slurm) its experiments; with the local launcher
-    (or ``run=False``) build tables, figures, verdicts and pages from the archives.  ``deadline``: no
+    (or ``run=False``) build tables, figures, verdicts, pages and the HTML report
+    (:meth:`Layout.report`) from the archives.  ``deadline``: no
     cell starts after it.  A study whose archive is incomplete after a budgeted run or with ``run``
     off is not built (a piece of a long study never replaces its tables with partial ones; a
     study's first full run builds them, with its failed cells missing); ``rerun``: experiments recomputed from
