@@ -137,7 +137,11 @@ def collect(directories: List[Path] = typer.Argument(..., help="Results folder(s
             marker: Optional[str] = typer.Option(None, "--marker", help="... <!-- kernlearn:MARKER -->."),
             strict: bool = typer.Option(False, "--strict",
                                         help="Exit with status 2 if any expected cell is missing, failed or "
-                                             "unreadable (the tables are still written).")):
+                                             "unreadable (the tables are still written)."),
+            tidy: Optional[Path] = typer.Option(None, "--tidy",
+                                                help="Instead of the tables, write FILE.csv or FILE.parquet: one "
+                                                     "row per cell and metric, every setting, the certificate, "
+                                                     "timings and environment as columns.")):
     """Aggregate per-cell records into tables (CSV, Markdown, LaTeX), mean ± std over seeds.
 
     One folder: the tables go into it (or to --prefix).  Several folders: only to --prefix.  Settings
@@ -149,6 +153,9 @@ def collect(directories: List[Path] = typer.Argument(..., help="Results folder(s
     from .report.collect import collect as collect_
     from .report.markers import check_marker, fill_marker
 
+    if tidy is not None:
+        _collect_tidy(directories, tidy, metric=metric, prefix=prefix, into=into, marker=marker)
+        return
     if (into is None) != (marker is None):
         raise ConfigError("collect: --into and --marker go together (--into README.md --marker NAME).")
     if into is not None:
@@ -165,6 +172,21 @@ def collect(directories: List[Path] = typer.Argument(..., help="Results folder(s
         if strict:
             raise KernlearnError(f"collect --strict: {done.message()}")
         _echo_err(f"warning: {done.message()}")
+
+
+def _collect_tidy(directories: List[Path], tidy: Path, **others) -> None:
+    """``collect --tidy FILE``: the tidy table of the folders' finished cells, alone."""
+    from .report.tidy import check_tidy_path, tidy_records, write_tidy
+
+    given = [f"--{k}" for k, v in others.items() if v is not None]
+    if given:
+        raise ConfigError(f"collect --tidy writes the tidy table alone; {', '.join(given)} shape(s) the "
+                          f"aggregated tables: run collect once with each.")
+    check_tidy_path(tidy)
+    table = tidy_records(directories)
+    write_tidy(table, tidy)
+    typer.echo(f"{tidy}: {len(table)} row(s) ({table['cell'].nunique()} cell(s) x {table['metric'].nunique()} "
+               f"metric(s)), {table.shape[1]} column(s)")
 
 
 @app.command()
@@ -204,8 +226,8 @@ def reproduce(paper: str = typer.Argument(..., help="A paper (kulis2006, tsuda20
               sbatch_arg: List[str] = typer.Option([], "--sbatch-arg", help="slurm: a further #SBATCH option."),
               max_array_size: int = typer.Option(1000, "--max-array-size",
                                                  help="slurm: most tasks per array (cells are packed to fit).")):
-    """Reproduce a paper: run (or resume) its study's experiments, build its tables and figures, and
-    print a verdict per statement of the paper (ours, the paper's, the rule, and its kind: reproduced,
+    """Reproduce a paper: run (or resume) its study's experiments, build its tables, figures and HTML
+    report (RESULTS/<paper>_report.html), and print a verdict per statement of the paper (ours, the paper's, the rule, and its kind: reproduced,
     deviates, lower bound, calibrated, not comparable or context)."""
     import time
 
@@ -236,6 +258,22 @@ def reproduce(paper: str = typer.Argument(..., help="A paper (kulis2006, tsuda20
     if failed:
         raise KernlearnError(f"{len(failed)} cell(s) failed (each reason is printed above and kept in its "
                              f"failed.json; their entries are missing from the tables); the first: {failed[0]}")
+
+
+@app.command()
+def report(directories: List[Path] = typer.Argument(..., help="Results folder(s) or record archive(s)."),
+           output: Optional[Path] = typer.Option(None, "--output", "-o",
+                                                 help="The page (.html; default FOLDER/report.html for one "
+                                                      "results folder).")):
+    """Write one self-contained HTML page (no server, no network) of the results: sortable tables (†
+    unconverged, certificate column), each metric against each numeric grid axis per solver, the cells'
+    convergence histories, failed and missing cells with the command that resumes them, provenance."""
+    from .report.html import report_html, report_path, write_page
+
+    output = report_path(directories, output)
+    text = report_html(directories)
+    write_page(text, output)
+    typer.echo(f"{output}: {len(text.encode()) / 1e6:.2f} MB")
 
 
 @app.command()

@@ -507,33 +507,44 @@ def verdicts(paper: str, statements: list[Statement], entries: dict[str, pd.Data
     return pd.DataFrame(rows, columns=list(VERDICT_COLUMNS))
 
 
-def verdict_table(v: pd.DataFrame, *, explain: bool = True) -> str:
-    """The verdicts as Markdown: statement, where, entries, ours (a † if a cell did not converge),
-    the paper's, Δ, rule, capped cells, calibrated, verdict; explanations numbered below (each once)."""
+#: The columns of a verdict table (:func:`verdict_cells`).
+VERDICT_HEADER = ("#", "paper's statement", "our entries", "ours", "paper", "Δ", "rule", "capped", "calibrated",
+                  "verdict")
+
+
+def verdict_cells(x) -> list[str]:
+    """One verdict row (of :func:`verdicts`) as a table shows it, one text per :data:`VERDICT_HEADER`:
+    ours with a † if a cell did not converge, the paper's with its std and runs, Δ, and the verdict
+    with whether its rule holds (for ``calibrated`` and ``unconverged``)."""
     from .report.records import MARK
 
-    lines = ["| # | paper's statement | our entries | ours | paper | Δ | rule | capped | calibrated | verdict |",
-             "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+    ours = str(x["ours_text"]) + (f" {MARK}" if x["unconverged"] else "")
+    paper = str(x["paper_text"]) + ("" if pd.isna(x["paper_std"]) else f" ± {_fmt(x['paper_std'], 2)}") \
+        + ("" if pd.isna(x["paper_runs"]) else f" (n={int(x['paper_runs'])})")
+    verdict = x["verdict"]
+    if x["verdict"] in ("calibrated", "unconverged"):
+        verdict += " (rule " + ("holds" if x["holds"] is True or x["holds"] == "True" else "fails") + ")"
+    delta = x["delta"]
+    delta = "–" if delta is None or pd.isna(delta) else (
+        f"×{delta:.3g}" if x["verdict"] == "not comparable" else f"{delta:+.1f} SE")
+    calibrated = x["calibrated"] if isinstance(x["calibrated"], str) and x["calibrated"] else "–"
+    return [str(x["statement"]), " ".join(str(x["where"]).split()), str(x["entries"]), ours, paper, delta,
+            str(x["rule"]), str(x["capped"] or "–"), calibrated, verdict]
+
+
+def verdict_table(v: pd.DataFrame, *, explain: bool = True) -> str:
+    """The verdicts as Markdown (:func:`verdict_cells`); explanations numbered below (each once)."""
+    lines = ["| " + " | ".join(VERDICT_HEADER) + " |", "| " + " | ".join("---" for _ in VERDICT_HEADER) + " |"]
     notes = []
     for _, x in v.iterrows():
-        ours = str(x["ours_text"]) + (f" {MARK}" if x["unconverged"] else "")
-        paper = str(x["paper_text"]) + ("" if pd.isna(x["paper_std"]) else f" ± {_fmt(x['paper_std'], 2)}") \
-            + ("" if pd.isna(x["paper_runs"]) else f" (n={int(x['paper_runs'])})")
-        verdict = x["verdict"]
-        if x["verdict"] in ("calibrated", "unconverged"):
-            verdict += " (rule " + ("holds" if x["holds"] is True or x["holds"] == "True" else "fails") + ")"
+        cells = verdict_cells(x)
+        cells[2] = cells[2].replace("|", "/")
         text = x["explanation"] if isinstance(x["explanation"], str) else ""
-        if verdict != "reproduced" and explain and text:
+        if x["verdict"] != "reproduced" and explain and text:
             if text not in notes:
                 notes.append(text)
-            verdict += f" [{notes.index(text) + 1}]"
-        delta = x["delta"]
-        delta = "–" if delta is None or pd.isna(delta) else (
-            f"×{delta:.3g}" if x["verdict"] == "not comparable" else f"{delta:+.1f} SE")
-        calibrated = x["calibrated"] if isinstance(x["calibrated"], str) and x["calibrated"] else "–"
-        entries = str(x["entries"]).replace("|", "/")
-        lines.append(f"| {x['statement']} | {' '.join(str(x['where']).split())} | {entries} | {ours} | {paper} | "
-                     f"{delta} | {x['rule']} | {x['capped'] or '–'} | {calibrated} | {verdict} |")
+            cells[-1] += f" [{notes.index(text) + 1}]"
+        lines.append("| " + " | ".join(cells) + " |")
     text = "\n".join(lines)
     if notes:
         text += "\n\n" + "\n".join(f"[{k}] {' '.join(n.split())}" for k, n in enumerate(notes, 1))

@@ -163,6 +163,11 @@ COMMANDS = {
         run("kernlearn reproduce PAPER --rerun burg"),
     "kernlearn reproduce PAPER --merge DIR_OR_ARCHIVE":
         run("kernlearn reproduce PAPER --no-run --merge results"),   # the run's own root: merges nothing new
+    # docs/report.md
+    "kernlearn report DIR... [-o report.html]":
+        run("kernlearn report DIR", "kernlearn report DIR -o report.html"),
+    "kernlearn collect DIR... --tidy tidy.csv":
+        run("kernlearn collect DIR --tidy tidy.csv"),
 }
 
 # The one cell CELL_DIR stands for: an inductive solver on the quick run's data.

@@ -362,3 +362,31 @@ def plot_paths(roots: list[Path], y: str, x: str, *, by: str | None = None, logx
     outside_legend(ax, title=spread_caption(len(part) for _, part in curves))
     finish_figure(fig, ax, x, y, title, output)
     return len(curves)
+
+
+def svg_figure(draw, *args, **kwargs) -> str:
+    """A figure of ``draw`` (:func:`plot_curves`, :func:`plot_history`, :func:`plot_paths`) as SVG text to
+    inline in a page: text as ``<text>`` (not glyph paths), no XML prolog, no date and matplotlib's
+    hashed ids (:func:`finish_figure`), so the same figure gives the same text.
+
+    Parameters
+    ----------
+    draw : callable
+        A drawing function of this module; it is called with ``output`` set to a temporary ``.svg``.
+    *args, **kwargs
+        Its other arguments.
+
+    Returns
+    -------
+    str
+        The ``<svg>`` element.
+    """
+    import tempfile
+
+    import matplotlib
+
+    with tempfile.TemporaryDirectory() as tmp, matplotlib.rc_context({"svg.fonttype": "none"}):
+        output = Path(tmp) / "figure.svg"
+        draw(*args, output=output, **kwargs)
+        text = output.read_text(encoding="utf-8")
+    return text[text.index("<svg"):]

@@ -110,7 +110,7 @@ def expected_cells(root: Path) -> list:
         return []
 
 
-def _flat_settings(config: dict, grid_keys, prefix: str = "") -> Iterator[tuple[str, object]]:
+def flat_settings(config: dict, grid_keys, prefix: str = "") -> Iterator[tuple[str, object]]:
     """A cell config's settings as (dotted key, value), without its name, seed, grid and grid keys
     (those are columns already); lists as JSON text."""
     for key, value in config.items():
@@ -119,7 +119,7 @@ def _flat_settings(config: dict, grid_keys, prefix: str = "") -> Iterator[tuple[
                                                                    for g in grid_keys):
             continue
         if isinstance(value, dict):
-            yield from _flat_settings(value, grid_keys, dotted + ".")
+            yield from flat_settings(value, grid_keys, dotted + ".")
         else:
             yield dotted, json.dumps(value) if isinstance(value, list) else value
 
@@ -221,7 +221,7 @@ def load_records(roots: list[Path], command: str = "collect") -> tuple[pd.DataFr
                        **{k: rec.get(k, np.nan) for k in (*SUMMARY, *TIMING)},
                        **{k: v for k, v in rec["metrics"].items() if not isinstance(v, (list, dict))})
             rows.append(row)
-            settings.append(dict(_flat_settings(rec.get("config") or {}, rec["grid"])))
+            settings.append(dict(flat_settings(rec.get("config") or {}, rec["grid"])))
         expected = expected_cells(root)
         done.expected += len(expected) + len(seen - {c.id for c in expected})
         for cell in expected:

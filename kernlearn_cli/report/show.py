@@ -161,10 +161,16 @@ def describe_record(rec: dict) -> str:
     if not prov:
         lines.append("provenance  (none: a record made before kernlearn kept it)")
     for key, value in prov.items():
-        if key == "versions":
-            value = ", ".join(f"{k} {v}" for k, v in value.items())
-        elif key == "blas":
-            value = "; ".join(f"{b.get('internal_api')} {b.get('version')} ({b.get('architecture')}, "
-                              f"{b.get('threading_layer')}, {b.get('library')})" for b in value)
-        lines.append(f"{'provenance' if key == next(iter(prov)) else '':<12}{key}: {value}")
+        lines.append(f"{'provenance' if key == next(iter(prov)) else '':<12}{key}: {provenance_text(key, value)}")
     return "\n".join(lines)
+
+
+def provenance_text(key: str, value) -> str:
+    """One provenance entry of a record as text: ``versions`` as ``numpy 2.4.6, scipy 1.17.1``, ``blas``
+    as ``openblas 0.3.30 (Haswell, pthreads, libscipy_openblas.so)`` per library, others as ``str``."""
+    if key == "versions":
+        return ", ".join(f"{k} {v}" for k, v in value.items())
+    if key == "blas":
+        return "; ".join(f"{b.get('internal_api')} {b.get('version')} ({b.get('architecture')}, "
+                         f"{b.get('threading_layer')}, {b.get('library')})" for b in value)
+    return str(value)

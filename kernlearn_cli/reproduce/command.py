@@ -14,7 +14,7 @@ from ..verdicts import tally, verdict_table
 from .build import build
 from .launch import run_local, submit_slurm
 from .layout import Layout, merge, open_archive
-from .pages import STATUS_MARKER, page, status_table
+from .pages import STATUS_MARKER, page, report_page, status_table
 from .plan import check, plan_rows
 
 
@@ -22,13 +22,15 @@ def reproduce(studies: list[Study], *, results: Path, quick: bool, jobs: int, la
               docs: Path | None, readme: Path | None, sbatch: dict, max_array_size: int, echo, show,
               deadline: float | None = None, rerun: tuple = (), merge_from: tuple = ()) -> list[str]:
     """Check every study, then run (local) or submit (slurm) its experiments; with the local launcher
-    (or ``run=False``) build tables, figures, verdicts and pages from the archives.  ``deadline``: no
+    (or ``run=False``) build tables, figures, verdicts, pages and the HTML report
+    (:meth:`Layout.report`) from the archives.  ``deadline``: no
     cell starts after it.  A study whose archive is incomplete after a budgeted run or with ``run``
     off is not built (a piece of a long study never replaces its tables with partial ones; a
     study's first full run builds them, with its failed cells missing); ``rerun``: experiments recomputed from
     scratch; ``merge_from``: archives or results roots whose cells are merged first (:func:`merge`).
     A study without any archived cell is not built (its committed tables and page stay).  Returns
     the failed cells."""
+    from ..report.html import write_page
     from ..report.markers import check_marker, fill_marker
 
     if launcher not in ("local", "slurm"):
@@ -79,6 +81,7 @@ def reproduce(studies: list[Study], *, results: Path, quick: bool, jobs: int, la
         command = f"kernlearn reproduce {study.paper}" + (" --quick" if quick else "")
         with atomic_path(layout.docs / f"{study.paper}.md") as tmp:
             tmp.write_text(page(study, v, layout, command))
+        echo(f"[{study.paper}] report: {write_page(report_page(study, v, layout, command), layout.report(study))}")
         show(f"\n## {study.paper}: {tally(v, len(study.untested))}\n\n{verdict_table(v)}\n")
     if fill:
         from ..study import find_studies, load_study, study_names

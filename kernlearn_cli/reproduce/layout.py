@@ -45,6 +45,10 @@ class Layout:
     def records(self) -> Path:
         return self.root / "records"
 
+    def report(self, study: Study) -> Path:
+        """The study's HTML report, built from its archives (not committed: ``results/`` is ignored)."""
+        return self.root / f"{study.paper}_report.html"
+
     def archive(self, study: Study, name: str) -> Path:
         return self.records / study.paper / f"{name}{SUFFIX}"
 

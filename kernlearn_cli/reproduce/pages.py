@@ -10,7 +10,7 @@ import pandas as pd
 
 from ..archive import Archive
 from ..study import Study
-from ..verdicts import KINDS, TESTED, counts, paper_item, tally, verdict_table
+from ..verdicts import KINDS, TESTED, VERDICT_HEADER, counts, paper_item, tally, verdict_cells, verdict_table
 from .layout import Layout
 
 
@@ -162,3 +162,49 @@ def status_table(studies: list[Study], tables: Path, docs: Path, readme_dir: Pat
                          f"{stated} ({tested}) | " + " | ".join(str(c[x]) for x in kinds)
                          + f" | {link if k == 0 else ''} |")
     return "\n".join(lines)
+
+
+def verdict_section(v: pd.DataFrame):
+    """The HTML report's verdict table: a check box per verdict kind (:data:`~kernlearn_cli.verdicts.KINDS`)
+    shows or hides its rows; a verdict with an explanation opens it with one click."""
+    from html import escape
+
+    from ..report.html import Section
+
+    found = counts(v)
+    boxes = "".join(f'<label><input type="checkbox" data-kind="{escape(k)}" checked> {escape(k)} ({found[k]})</label>'
+                    for k in KINDS)
+    rows = []
+    for _, x in v.iterrows():
+        cells = [escape(c) for c in verdict_cells(x)]
+        why = x["explanation"] if isinstance(x["explanation"], str) and x["explanation"].strip() else ""
+        if why:
+            cells[-1] = f"<details><summary>{cells[-1]}</summary>{escape(' '.join(why.split()))}</details>"
+        rows.append(f'<tr data-kind="{escape(str(x["verdict"]))}">' + "".join(f"<td>{c}</td>" for c in cells)
+                    + "</tr>")
+    head = "".join(f'<th scope="col">{escape(c)}</th>' for c in VERDICT_HEADER)
+    return Section("verdicts", "Verdicts",
+                   f"<p>{escape(tally(v))}. One verdict per statement of the paper; click a verdict to read "
+                   f"why, a column's heading to sort.</p><fieldset class=\"filters\"><legend>Show the verdicts of "
+                   f"kind</legend>{boxes}</fieldset><p>Shown: <span id=\"verdicts-shown\">{len(v)}</span> of "
+                   f"{len(v)}.</p><table class=\"sortable\" id=\"verdict-table\"><thead><tr>{head}</tr></thead>"
+                   f"<tbody>{''.join(rows)}</tbody></table>")
+
+
+def report_page(study: Study, v: pd.DataFrame, layout: Layout, command: str) -> str:
+    """``results/<paper>_report.html``: the verdicts (filterable by kind), the study's tables, then the
+    page of its record archives (:func:`~kernlearn_cli.report.html.run_sections`), resumed by ``command``."""
+    from html import escape
+
+    from ..report.html import Cells, Section, page, run_sections, summary_text, table_html
+
+    roots = [r for r in (layout.archive(study, name) for name in study.experiments) if r.is_file()]
+    tables = v.attrs.get("tables", {})
+    notes = v.attrs.get("notes", {})
+    shown = "".join(f"<h3>{escape(t.title)}</h3>" + table_html(tables[t.name])
+                    + (f"<p class=\"note\">Warning: {escape(notes[t.name])}</p>" if t.name in notes else "")
+                    for t in study.tables.values() if t.name in tables)
+    cells = Cells.load(roots, "reproduce")
+    sections = [verdict_section(v), Section("paper-tables", "The study's tables", shown or "<p>None built.</p>"),
+                *run_sections(cells, roots, resume=command)]
+    return page(f"kernlearn: {study.title}", summary_text(cells, roots, command), sections)
