@@ -25,10 +25,10 @@ from .io import RECORD_KEYS, json_default, atomic_path
 
 SUFFIX = ".jsonl.gz"
 FORMAT = 1
-#: Record keys not compared: provenance and timings differ between two runs of one cell without the
+#: Record keys not compared: provenance, timings and peak memory differ between two runs of one cell without the
 #: result differing; the histories (archived beside some records) come from the same run as the rest;
 #: ``index`` is where the cell sits in its grid, which reordering the grid changes (not its id).
-VOLATILE = ("provenance", "seconds", "cpu_seconds", "history", "index")
+VOLATILE = ("provenance", "seconds", "cpu_seconds", "peak_rss_bytes", "history", "index")
 #: Keys of a record's ``info`` that are timings.
 VOLATILE_INFO_SUFFIX = "seconds"
 

@@ -80,6 +80,9 @@ def slurm(config: Path = typer.Argument(..., help="YAML experiment config."),
           max_array_size: int = typer.Option(1000, "--max-array-size",
                                              help="Most array tasks the cluster accepts (SLURM MaxArraySize); cells "
                                                   "are packed into fewer tasks to fit."),
+          max_running: Optional[int] = typer.Option(None, "--max-running",
+                                                    help="Most array tasks running at once (--array=0-K%N), to leave "
+                                                         "the cluster's other users room."),
           script: Optional[Path] = typer.Option(None, "--script", "-o",
                                                 help="Where to write the script (default OUT/slurm/<name>.sbatch).")):
     """Write an sbatch job-array script that runs the cells of CONFIG, one array task per cell (or pack)."""
@@ -89,7 +92,7 @@ def slurm(config: Path = typer.Argument(..., help="YAML experiment config."),
 
     job = array_job(config, out, set_, seed, cells_per_task=cells_per_task, max_array_size=max_array_size, cpus=cpus,
                     python=sys.executable, partition=partition, time=time, mem=mem, account=account, qos=qos,
-                    extra=sbatch_arg)
+                    extra=sbatch_arg, max_running=max_running)
     script = job.write(script or job.out / "slurm" / f"{job.name}.sbatch")
     typer.echo(str(script))
     packed = f" ({job.per_task} cells per task to stay within --max-array-size {max_array_size})" \
@@ -225,10 +228,13 @@ def reproduce(paper: str = typer.Argument(..., help="A paper (kulis2006, tsuda20
               qos: Optional[str] = typer.Option(None, "--qos", help="slurm: #SBATCH --qos."),
               sbatch_arg: List[str] = typer.Option([], "--sbatch-arg", help="slurm: a further #SBATCH option."),
               max_array_size: int = typer.Option(1000, "--max-array-size",
-                                                 help="slurm: most tasks per array (cells are packed to fit).")):
+                                                 help="slurm: most tasks per array (cells are packed to fit)."),
+              max_running: Optional[int] = typer.Option(None, "--max-running",
+                                                        help="slurm: most tasks of each array running at once.")):
     """Reproduce a paper: run (or resume) its study's experiments, build its tables, figures and HTML
-    report (RESULTS/<paper>_report.html), and print a verdict per statement of the paper (ours, the paper's, the rule, and its kind: reproduced,
-    deviates, lower bound, calibrated, not comparable or context)."""
+    report (RESULTS/<paper>_report.html), and print a verdict per statement of the paper (ours, the
+    paper's, the rule, and its kind: reproduced, deviates, unconverged, lower bound, calibrated, not
+    comparable or context)."""
     import time
 
     from .reproduce.command import reproduce as reproduce_
@@ -250,7 +256,8 @@ def reproduce(paper: str = typer.Argument(..., help="A paper (kulis2006, tsuda20
             typer.echo(f"{study.paper}: ok ({len(study.selected(quick))} experiment(s), {cells} cell(s), "
                        f"{len(study.tables)} table(s), {len(study.figures)} figure(s); {statements_text(study)})")
         return
-    sbatch = dict(partition=partition, time=time_, mem=mem, cpus=cpus, account=account, qos=qos, extra=sbatch_arg)
+    sbatch = dict(partition=partition, time=time_, mem=mem, cpus=cpus, account=account, qos=qos, extra=sbatch_arg,
+                  max_running=max_running)
     failed = reproduce_(studies, results=results, quick=quick, jobs=jobs, launcher=launcher, run=not no_run,
                         docs=docs, readme=None if no_readme else readme, sbatch=sbatch,
                         max_array_size=max_array_size, echo=_echo_err, show=typer.echo, deadline=deadline,
@@ -480,9 +487,10 @@ def os_error_message(exc: OSError) -> str:
 def entry() -> None:
     """The ``kernlearn`` command: :func:`main` in a child process this one watches, so that Ctrl-C ends
     it within seconds (:mod:`kernlearn_cli.supervise`)."""
-    from .supervise import supervise
+    from .supervise import stop_on_sigterm, supervise
 
     supervise()
+    stop_on_sigterm()
     main()
 
 
@@ -498,8 +506,13 @@ def main() -> None:
         _echo_err(f"kernlearn: error: {os_error_message(exc)}")
         sys.exit(2)
     except SystemExit as exc:             # typer ends a KeyboardInterrupt as exit 130, silently
+        from . import supervise
         from .progress import RunProgress
 
+        if exc.code == 130 and supervise.terminated:
+            _echo_err("kernlearn: stopped by SIGTERM (as a scheduler ends a preempted or cancelled job); finished "
+                      "cells are kept, a rerun (or SLURM's requeue) resumes with the others.")
+            sys.exit(supervise.TERMINATED)
         if exc.code == 130 and not RunProgress.interrupt_said:
             _echo_err("kernlearn: interrupted; finished cells are kept, a rerun resumes with the others.")
         raise

@@ -24,6 +24,7 @@ from .io import (PATH_FILE, RECORD, SHARED, cell_state, changed_inputs, factors_
 from .kernels import factor_info
 from .progress import phase
 from .provenance import code_provenance, environment_provenance
+from .resources import PeakMemory
 from .types import SpilledPath
 from .kinds import KINDS
 
@@ -357,39 +358,41 @@ def _run_cell(cell: Cell, out_dir: Path, *, where: str, force: bool, progress: C
     if not force and is_current(cell_dir):
         return None
     started, wall0, cpu0 = time.time(), time.perf_counter(), time.process_time()
-    prep = prepare(cell, where)
-    (ds_entry, _), (gen, _), (solver, solver_params) = (prep.bound[k] for k in ("dataset", "constraints", "solver"))
-    extra = dict(prep.solver_extra)
-    if progress is not None and "callback" in inspect.signature(solver.func).parameters:
-        extra["callback"] = progress
-    ds, constraints = prep.dataset, prep.constraints
-    t0, c0 = time.perf_counter(), time.process_time()
-    with located(where, "solver", solver.name), phase(cell.id, f"solving '{solver.name}' (n = {ds.n}, "
-                                                            f"{len(constraints)} constraints)"):
-        result = solver.func(prep.G0, constraints, **extra, **solver_params)
-    seconds, cpu_seconds = time.perf_counter() - t0, time.process_time() - c0
+    with PeakMemory() as mem:                      # this cell's peak, not the process's past
+        prep = prepare(cell, where)
+        (ds_entry, _), (gen, _), (solver, solver_params) = (prep.bound[k] for k in ("dataset", "constraints", "solver"))
+        extra = dict(prep.solver_extra)
+        if progress is not None and "callback" in inspect.signature(solver.func).parameters:
+            extra["callback"] = progress
+        ds, constraints = prep.dataset, prep.constraints
+        t0, c0 = time.perf_counter(), time.process_time()
+        with located(where, "solver", solver.name), phase(cell.id, f"solving '{solver.name}' (n = {ds.n}, "
+                                                                f"{len(constraints)} constraints)"):
+            result = solver.func(prep.G0, constraints, **extra, **solver_params)
+        seconds, cpu_seconds = time.perf_counter() - t0, time.process_time() - c0
 
-    metrics = {}
-    for k, (ev, ev_params) in enumerate(prep.bound["evaluate"]):
-        wants = inspect.signature(ev.func).parameters
-        extra = {key: value for key, value in (("result", result), ("constraints", constraints)) if key in wants}
-        with located(where, "evaluator", ev.name), phase(cell.id, f"evaluating '{ev.name}'"):
-            metrics.update(ev.func(result.G, ds, rng=component_rng(cell.seed, STREAM_EVALUATE, k), **extra,
-                                   **ev_params))
+        metrics = {}
+        for k, (ev, ev_params) in enumerate(prep.bound["evaluate"]):
+            wants = inspect.signature(ev.func).parameters
+            extra = {key: value for key, value in (("result", result), ("constraints", constraints)) if key in wants}
+            with located(where, "evaluator", ev.name), phase(cell.id, f"evaluating '{ev.name}'"):
+                metrics.update(ev.func(result.G, ds, rng=component_rng(cell.seed, STREAM_EVALUATE, k), **extra,
+                                       **ev_params))
 
-    links = share_initial_factor(result, prep.G0, Path(out_dir))
-    if isinstance(result.path, SpilledPath) and len(result.path):     # keep_path: streamed, disk to disk
-        result.path.save(cell_dir / PATH_FILE)
-        links["path"] = PATH_FILE
-    factors = factors_image(result, constraints, ds.y, solver=solver.name, config=cell.config, seed=cell.seed,
-                            seconds=seconds, links=links, kernel_info=prep.kernel_info)
+        links = share_initial_factor(result, prep.G0, Path(out_dir))
+        if isinstance(result.path, SpilledPath) and len(result.path):     # keep_path: streamed, disk to disk
+            result.path.save(cell_dir / PATH_FILE)
+            links["path"] = PATH_FILE
+        factors = factors_image(result, constraints, ds.y, solver=solver.name, config=cell.config, seed=cell.seed,
+                                seconds=seconds, links=links, kernel_info=prep.kernel_info)
     record = {
         "cell": cell.id, "index": cell.index, "experiment": cell.config["name"],
         "grid": cell.grid_values, "seed": cell.seed,
         "dataset": ds_entry.name, "kernel": prep.bound["kernel"][0].name if prep.G0 is not None else None, "constraints_generator": gen.name,
         "solver": solver.name, "n": ds.n, "rank0": int(prep.G0.shape[1]) if prep.G0 is not None else None, "constraints": len(constraints),
         "objective": float(result.objective), "iterations": int(result.iterations),
-        "converged": result.converged, "seconds": seconds, "cpu_seconds": cpu_seconds, "metrics": metrics,
+        "converged": result.converged, "seconds": seconds, "cpu_seconds": cpu_seconds,
+        "peak_rss_bytes": mem.peak_bytes if mem.reset else None, "metrics": metrics,
         "certificate": result.certificate, "info": result.info, "config": cell.config,
         **({"kernel_info": prep.kernel_info} if prep.kernel_info else {}),
         **({"inputs": inputs} if (inputs := {**ds.meta.get("inputs", {}), **constraints.files}) else {}),

@@ -16,6 +16,7 @@ tell seconds from hours, not to time a run.
 from __future__ import annotations
 
 import functools
+import warnings
 from contextlib import contextmanager
 from typing import Callable
 
@@ -163,6 +164,15 @@ class PeakMemory:
         if self.peak_bytes is None or self.start_bytes is None:
             return None
         return self.peak_bytes - self.start_bytes
+
+
+def warn_if_peak_unknown() -> None:
+    """Warn (once, before a run's cells) when the high-water mark cannot be reset here: the records'
+    ``peak_rss_bytes`` are then null, since the process's lifetime peak is not a cell's own."""
+    if not _reset_high_water_mark():
+        warnings.warn("the cells' peak memory (peak_rss_bytes) is recorded as null: /proc/self/clear_refs cannot be "
+                      "written here (not Linux, or a kernel or container that forbids it), so the peak of one cell "
+                      "cannot be told from that of the process before it.", stacklevel=3)
 
 
 def _reset_high_water_mark() -> bool:

@@ -19,6 +19,7 @@ from typing import Callable, Collection, Iterable, Iterator, Sequence
 from .config import Cell
 from .errors import ConfigError, InfeasibleError, KernlearnError, SolverError
 from .io import RECORD, cell_state, changed_inputs, describe_changes, read_record, write_failure
+from .resources import warn_if_peak_unknown
 from .results import check_folder, claim_folder, release_folder
 from .supervise import die_with_parent
 
@@ -157,9 +158,12 @@ def run_cells(cells: list[Cell], out: Path, *, where: str, jobs: int = 1, force:
     ``KERNLEARN_BLAS_THREADS`` threads (default 1), so N workers do not oversubscribe the cores
     and a cell gives the same bits whichever process runs it.  ``deadline`` (``time.monotonic()``):
     no cell starts after it (the cells running then finish); the cells not started are not yielded.
+    Each record's ``peak_rss_bytes`` is the peak memory of the process that ran the cell, while it ran
+    (null, said once here, where the high-water mark cannot be reset).
     """
     if jobs < 1:
         raise ConfigError(f"--jobs must be >= 1, got {jobs}.")
+    warn_if_peak_unknown()
     verbose = progress is not None and progress.verbose
     spent = lambda: deadline is not None and time.monotonic() >= deadline  # noqa: E731
     if jobs == 1 or len(cells) <= 1:

@@ -5,8 +5,9 @@ Python runs a signal handler only between bytecodes: a cell inside LAPACK (a 20,
 eigendecomposition) or a compiled kernel would not see Ctrl-C for minutes.  So the command runs in a
 child process (fork, in a process group of its own, with the cells' worker processes); this process
 only waits for it.  On SIGINT (Ctrl-C) or SIGTERM it passes the signal on to the child's group: a child
-in Python code stops as it always did (the line saying what finished, exit 130).  A child that has not
-ended :data:`GRACE` seconds later is inside compiled code; the whole group is killed and this process
+in Python code stops as it always did (the line saying what finished, exit 130; SIGTERM is taken
+like Ctrl-C, :func:`stop_on_sigterm`, exit 143).  A child that has not ended :data:`GRACE` seconds
+later (:data:`TERM_GRACE` after SIGTERM) is inside compiled code; the whole group is killed and this process
 says so itself.  Killing costs nothing that was finished: cells are written atomically (a killed cell
 leaves no file that looks finished, and a rerun computes it).
 
@@ -24,8 +25,15 @@ import signal
 import sys
 import time
 
-#: Seconds a child gets to stop by itself after the signal, before its group is killed.
+#: Seconds a child gets to stop by itself after Ctrl-C, before its group is killed.
 GRACE = 2.0
+#: The same after SIGTERM, which a scheduler sends and follows with SIGKILL after its own grace (SLURM's
+#: ``KillWait``, 30 s by default): a child that stopped needs seconds more to exit (a loaded node).
+TERM_GRACE = 20.0
+#: Exit code of a command stopped by SIGTERM (:func:`stop_on_sigterm`), as a shell reports it.
+TERMINATED = 128 + signal.SIGTERM
+#: Whether SIGTERM stopped this process's command (set by :func:`stop_on_sigterm`'s handler).
+terminated = False
 
 
 class _Signal(Exception):
@@ -46,6 +54,33 @@ def die_with_parent() -> None:
         libc.prctl(1, signal.SIGKILL)          # PR_SET_PDEATHSIG = 1
     except (OSError, AttributeError):
         pass
+
+
+def stop_on_sigterm() -> None:
+    """Make SIGTERM stop the command in this process as Ctrl-C does: a ``KeyboardInterrupt``, so a run
+    says what finished and keeps it, and the command exits :data:`TERMINATED`.
+
+    SLURM ends a preempted, requeued or cancelled task with SIGTERM (to each of its processes, and
+    the supervisor passes its own on), then SIGKILL after its ``KillWait``.  Only the first SIGTERM
+    interrupts; later ones are ignored, so they cannot break the cleanup.  The cells' worker processes,
+    forked from this one, die of SIGTERM as before.  A SIGTERM ignored where the command started is
+    left ignored.
+    """
+    if signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL:
+        return
+    owner = os.getpid()
+
+    def interrupt(signum, frame):
+        global terminated
+        if os.getpid() != owner:               # a forked worker: die of it, as without this handler
+            signal.signal(signum, signal.SIG_DFL)
+            os.kill(os.getpid(), signum)
+            return
+        terminated = True
+        signal.signal(signum, signal.SIG_IGN)
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGTERM, interrupt)
 
 
 def _killpg(pgid: int, signum: int) -> None:
@@ -98,10 +133,15 @@ def supervise() -> None:
 
 
 def _stop(pid: int, signum: int) -> int:
-    """Pass ``signum`` on to the child's group; after :data:`GRACE` seconds (or a second signal) kill
-    the group.  Returns the wait status to exit with."""
+    """Pass ``signum`` on to the child's group; after :data:`GRACE` seconds (or a second signal; for
+    SIGTERM :data:`TERM_GRACE`, and a repeated SIGTERM, as SLURM may send, is ignored) kill the group.
+    Returns the wait status to exit with."""
     _killpg(pid, signum)
-    deadline = time.monotonic() + GRACE
+    grace = GRACE
+    if signum == signal.SIGTERM:
+        signal.signal(signum, signal.SIG_IGN)
+        grace = TERM_GRACE
+    deadline = time.monotonic() + grace
     try:
         while time.monotonic() < deadline:
             done, status = os.waitpid(pid, os.WNOHANG)
@@ -115,6 +155,6 @@ def _stop(pid: int, signum: int) -> int:
     os.waitpid(pid, 0)
     what = "interrupted" if signum == signal.SIGINT else f"stopped by {signal.Signals(signum).name}"
     print(f"kernlearn: {what}: the work was inside compiled code (a factorization or a solver's kernel) and "
-          f"was ended after {GRACE:.0f} s. Finished cells are kept (each is written whole or not at all); the "
+          f"was ended after {grace:.0f} s. Finished cells are kept (each is written whole or not at all); the "
           f"same command resumes with the others.", file=sys.stderr, flush=True)
     return (128 + signum) << 8                 # exit status 128 + signal number, as a shell reports it

@@ -2,6 +2,7 @@
 starts, a MemoryError is one paragraph (exit 2), Ctrl-C ends a command within seconds whatever the
 work is doing (the supervisor, :mod:`kernlearn_cli.supervise`), and a cell says its phase when it lasts."""
 
+import os
 import re
 import signal
 import subprocess
@@ -124,3 +125,54 @@ def test_memory_error_is_one_paragraph_naming_the_step(monkeypatch, inproc, tmp_
     with pytest.raises(ResourceError, match="out of memory in the step: about 2.0 GB"):
         with resources.heavy_step("the step", 2e9):
             raise MemoryError
+
+
+#: ``kernlearn`` with an evaluator ``nap`` that, with NAP=1, sleeps (interruptibly) in every cell but
+#: the first, after printing NAPPING: SIGTERM then comes while one cell is finished and one runs.
+NAP_SCRIPT = textwrap.dedent("""
+    import os, sys, time
+    from kernlearn_cli.registry import evaluators
+
+    calls = []
+
+    @evaluators.register("nap")
+    def nap(G, ds, *, rng):
+        calls.append(1)
+        if len(calls) > 1 and os.environ.get("NAP") == "1":
+            print("NAPPING", flush=True)
+            time.sleep(600)
+        return {"napped": float(len(calls))}
+
+    from kernlearn_cli.cli import entry
+    sys.argv = ["kernlearn", *sys.argv[1:]]
+    entry()
+""")
+
+
+def test_sigterm_stops_a_run_like_ctrl_c_and_a_rerun_resumes(tmp_path):
+    """SIGTERM (a scheduler preempting the task) while the second of three cells runs: the first is
+    kept, the run says what finished and exits 143 (128 + SIGTERM); the same command then computes only
+    the other two, the first's record untouched.  Before, the child died of SIGTERM without a word."""
+    cfg = {"name": "term", "seed": 0, "grid": {"seed": "range(3)"}, "dataset": {"name": "iris"},
+           "kernel": {"name": "linear"}, "constraints": {"name": "idealized_pairs", "count": 10},
+           "solver": {"name": "burg", "slack": 1.0}, "evaluate": [{"name": "nap"}]}
+    (tmp_path / "cfg.yaml").write_text(yaml.safe_dump(cfg))
+    args = [sys.executable, "-c", NAP_SCRIPT, "run", str(tmp_path / "cfg.yaml"), "--out", str(tmp_path / "out")]
+    proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=REPO,
+                            env={**os.environ, "NAP": "1"},
+                            preexec_fn=lambda: signal.signal(signal.SIGTERM, signal.SIG_DFL))
+    while "NAPPING" not in proc.stdout.readline():
+        assert proc.poll() is None, proc.stderr.read()
+    (first,) = (tmp_path / "out").glob("*/record.json")
+    before = (first.stat().st_mtime_ns, first.read_bytes())
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 143, err
+    assert "interrupted: term: 1 of 3 cells finished (1 in this run)" in err
+    assert "kernlearn: stopped by SIGTERM" in err and "Traceback" not in err
+    assert "inside compiled code" not in err                 # it stopped by itself, within the grace
+    again = subprocess.run(args, capture_output=True, text=True, cwd=REPO, env={**os.environ, "NAP": "0"}, timeout=300)
+    assert again.returncode == 0, again.stderr
+    assert "2 cell(s) run, 1 already finished, 0 failed" in again.stderr
+    assert (first.stat().st_mtime_ns, first.read_bytes()) == before
+    assert len(list((tmp_path / "out").glob("*/record.json"))) == 3

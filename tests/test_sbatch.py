@@ -4,6 +4,7 @@ says that this may change the last bits.  The generated text is tested here; tes
 submits scripts to a real cluster."""
 
 import os
+import re
 import stat
 import subprocess
 import sys
@@ -107,3 +108,29 @@ def test_one_array_launcher_checks_everything_before_it_writes(tmp_path, inproc)
     assert code == 0, stderr
     assert Path(stdout.strip()) == (tmp_path / "out" / "slurm" / "quick_iris_burg.sbatch").resolve()
     assert Path(stdout.strip()).read_text() == job.text
+
+
+def test_max_running_throttles_the_array_and_tasks_are_requeued(tmp_path, inproc):
+    """``--max-running N`` (issue 48, item 4) on both launchers: ``--array=0-K%N``; every script asks SLURM
+    to requeue a preempted task and appends to its log.  A throttle below 1 is refused, naming it."""
+    cfg = REPO / "configs" / "quick.yaml"
+    code, stdout, stderr = inproc("slurm", cfg, "--out", tmp_path / "out", "--cells-per-task", 3, "--max-running", 2)
+    assert code == 0, stderr
+    lines = Path(stdout.strip()).read_text().splitlines()
+    assert "#SBATCH --array=0-2%2" in lines and "#SBATCH --requeue" in lines and "#SBATCH --open-mode=append" in lines
+    assert "#SBATCH --array=0-2" in script(tmp_path, 1, 3).splitlines()             # no throttle unless asked
+    code, _, stderr = inproc("slurm", cfg, "--out", tmp_path / "zero", "--max-running", 0)
+    assert code == 2 and "--max-running must be >= 1 (array tasks running at once), got 0." in stderr
+    assert not (tmp_path / "zero").exists()
+    fake = tmp_path / "bin" / "sbatch"
+    fake.parent.mkdir()
+    fake.write_text('#!/bin/sh\necho 4242\n')
+    fake.chmod(fake.stat().st_mode | stat.S_IEXEC)
+    env = {**os.environ, "PATH": f"{fake.parent}{os.pathsep}{os.environ['PATH']}"}
+    study = REPO / "configs" / "papers" / "kulis2006" / "study.yaml"
+    res = subprocess.run([sys.executable, "-m", "kernlearn_cli", "reproduce", str(study), "--quick", "--launcher",
+                          "slurm", "--max-running", "3", "--results", str(tmp_path / "results")],
+                         capture_output=True, text=True, env=env, cwd=tmp_path)
+    assert res.returncode == 0, res.stderr
+    scripts = sorted((tmp_path / "results").rglob("*.sbatch"))
+    assert scripts and all(re.search(r"^#SBATCH --array=0-\d+%3$", p.read_text(), re.M) for p in scripts)

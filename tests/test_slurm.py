@@ -13,6 +13,7 @@ import csv
 import io
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -273,3 +274,72 @@ def test_reproduce_on_slurm_matches_local(cluster, quick_local, tmp_path_factory
             assert a.read_bytes() == b.read_bytes(), \
                 f"{a.name} differs between the local and the SLURM run:\n{a.read_text()}\n{b.read_text()}"
     assert (root / "docs" / f"{PAPER}.md").is_file()
+
+
+# ---- cluster courtesy: a throttled array, a task requeued while it runs ---------------------------
+
+#: Six cells of a few seconds each (k-NN accuracy over 800 random splits), three per task.
+REQUEUE_CONFIG = {
+    "name": "iris_requeue", "seed": 0, "grid": {"seed": "range(6)"},
+    "dataset": {"name": "iris"}, "kernel": {"name": "linear"},
+    "constraints": {"name": "idealized_pairs", "count": 10}, "solver": {"name": "burg", "slack": 1.0},
+    "evaluate": [{"name": "knn_accuracy", "repeats": 800}],
+}
+
+
+def wait_for(condition, what: str, job: str, out: Path, cluster: dict, env: dict) -> None:
+    t0 = time.monotonic()
+    while not condition():
+        if time.monotonic() - t0 > JOB_TIMEOUT:
+            report = job_report(job, out, cluster, env)
+            subprocess.run(["scancel", job], env=env, capture_output=True)
+            pytest.fail(f"job {job}: {what} not seen after {JOB_TIMEOUT} s\n{report}")
+        time.sleep(0.2)
+
+
+def test_a_requeued_task_resumes_without_recomputing_its_finished_cells(cluster, tmp_path_factory):
+    """``kernlearn slurm --max-running 1``: the array is throttled (``--array=0-1%1``), asks SLURM to
+    requeue a preempted task and appends to its log.  ``scontrol requeue`` of task 0 after its first
+    cell: SLURM's SIGTERM stops it like Ctrl-C (it says which cells finished, exit 143), the requeued
+    task skips exactly those (their records untouched, byte and mtime), and all six cells finish."""
+    folder = tmp_path_factory.mktemp("requeue")
+    cfg, out = folder / "requeue.yaml", folder / "out"
+    cfg.write_text(yaml.safe_dump(REQUEUE_CONFIG, sort_keys=False))
+    env = clean_env(SLURM_CONF=cluster["conf"])
+    gen = kernlearn("slurm", cfg, "--out", out, "--cells-per-task", 3, "--max-running", 1, cwd=folder, env=env)
+    assert gen.returncode == 0, gen.stderr
+    script = Path(gen.stdout.strip().splitlines()[-1])
+    for line in ("#SBATCH --array=0-1%1", "#SBATCH --requeue", "#SBATCH --open-mode=append"):
+        assert line in script.read_text().splitlines(), script.read_text()
+    sub = subprocess.run(["sbatch", "--parsable", str(script)], capture_output=True, text=True, env=env, cwd=folder,
+                         timeout=60)
+    assert sub.returncode == 0, f"sbatch failed:\n{sub.stderr}\n{cluster_logs(cluster['dir'])}"
+    job = sub.stdout.strip().split(";")[0]
+
+    def task0() -> list[Path]:
+        """The records of task 0's cells (seeds 0 to 2)."""
+        return sorted(out.glob("seed-[012]_*/record.json"))
+
+    wait_for(task0, "a finished cell of task 0", job, out, cluster, env)
+    before = {p.parent.name: (p.stat().st_mtime_ns, p.read_bytes()) for p in task0()}
+    req = subprocess.run(["scontrol", "requeue", f"{job}_0"], capture_output=True, text=True, env=env, timeout=60)
+    assert req.returncode == 0, req.stderr
+    log = out / "slurm" / f"{job}_0.out"
+    wait_for(lambda: log.is_file() and "kernlearn: stopped by SIGTERM" in log.read_text(), "task 0 stopping",
+             job, out, cluster, env)
+    # SLURM holds a requeued job for a while (Reason=BeginTime); let it start now
+    subprocess.run(["scontrol", "update", f"JobId={job}_0", "StartTime=now"], capture_output=True, env=env, timeout=60)
+    wait_for(lambda: squeue_empty(job, env), "the array leaving the queue", job, out, cluster, env)
+    text = log.read_text()
+    stopped = re.search(r"interrupted: iris_requeue: (\d) of 3 cells finished \(\d in this run\)", text)
+    assert stopped and "DUE TO JOB REQUEUE" in text, text
+    finished = int(stopped.group(1))
+    assert finished >= len(before) >= 1
+    assert f"{3 - finished} cell(s) run, {finished} already finished, 0 failed" in text.split(stopped.group(0))[1], text
+    records = sorted(out.glob("*/record.json"))
+    assert len(records) == 6, job_report(job, out, cluster, env)
+    for name, (mtime, data) in before.items():
+        record = out / name / "record.json"
+        assert (record.stat().st_mtime_ns, record.read_bytes()) == (mtime, data), f"{name} was computed again"
+    print(f"requeue: {finished} cell(s) of task 0 finished before `scontrol requeue`, {3 - finished} after it; "
+          f"{len(records)} of 6 records, none of the finished recomputed")

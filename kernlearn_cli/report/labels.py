@@ -27,6 +27,7 @@ LABELS = {
     "solver.max_sweeps": "sweep budget", "solver.tol": "tolerance", "solver.slack": "slack weight",
     # results
     "seconds": "solver wall time (s)", "cpu_seconds": "solver CPU time (s)", "iterations": "solver iterations",
+    "peak_rss_bytes": "peak resident memory of the cell (bytes)",
     "objective": "objective", "nmi": "kernel k-means NMI (0–1)", "pairwise_accuracy": "pairwise accuracy (Rand index)",
     "knn_accuracy": "k-NN accuracy (fraction)", "knn_error": "k-NN test error (fraction)",
     "kpca_1nn_error": "1-NN error after kernel PCA (fraction)", "error_path": "1-NN error after kernel PCA (fraction)",

@@ -23,9 +23,10 @@ from ..results import read_experiment
 #: Deterministic per-cell results besides the metrics; the solver's times are kept apart
 #: (``timing.*``) so that tables of the same config are identical, bit for bit.
 SUMMARY = ("iterations", "objective")
-#: The solver's wall-clock seconds, and its CPU seconds (records made before CPU time was
-#: recorded have none; for a single-threaded cell CPU time does not grow on a busy machine).
-TIMING = ("seconds", "cpu_seconds")
+#: The solver's wall-clock seconds, its CPU seconds, and the cell's peak resident memory in bytes
+#: (records made before CPU time or peak memory was recorded have none, and tables of them no such
+#: column; for a single-threaded cell CPU time does not grow on a busy machine).
+TIMING = ("seconds", "cpu_seconds", "peak_rss_bytes")
 #: Marks a paper-table entry (or a figure point) that includes cells whose certificate was not met.
 MARK = "†"
 

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from ..errors import KernlearnError
 from ..io import FAILED, RECORD, cell_state, read_record
+from ..resources import size
 from .records import expected_cells, convergence, is_archive, records_of
 
 
@@ -140,6 +141,15 @@ def describe_failure(path: Path) -> str:
     return "\n".join(lines + [f"file        {path}"])
 
 
+def _memory_line(rec: dict) -> list[str]:
+    """The cell's peak memory ([] for a record made before it was kept)."""
+    if "peak_rss_bytes" not in rec:
+        return []
+    peak = rec["peak_rss_bytes"]
+    return [f"memory      {size(peak)} peak resident (the process running the cell, while it ran)" if peak is not None
+            else "memory      not measured (the high-water mark could not be reset where the cell ran)"]
+
+
 def describe_record(rec: dict) -> str:
     """A cell's record for a person: what ran, its solver settings, result and certificate (each
     check), and its provenance."""
@@ -153,7 +163,8 @@ def describe_record(rec: dict) -> str:
              + (f", stopped by {(rec.get('certificate') or {}).get('stopped_by')}" if rec.get("certificate") else ""),
              *_certificate_lines(rec.get("certificate")),
              f"time        {rec['seconds']:.3f} s solver wall" + (f", {rec['cpu_seconds']:.3f} s solver CPU"
-                                                              if "cpu_seconds" in rec else "")]
+                                                              if "cpu_seconds" in rec else ""),
+             *_memory_line(rec)]
     scalars = {k: v for k, v in (rec.get("metrics") or {}).items() if isinstance(v, (int, float))}
     if scalars:
         lines.append("metrics     " + ", ".join(f"{k} {v:.6g}" for k, v in scalars.items()))

@@ -20,6 +20,9 @@ from ..types import CAPPED
 from .records import MARK, SUMMARY, TIMING
 
 
+#: Results the tables show in another unit: record key -> (column shown, divisor, digits).
+UNITS = {"peak_rss_bytes": ("peak_rss_mb", 1e6, 1)}
+
 _NOT_SETTINGS = {"cell", "seed", "converged", "constraints", "n", "rank0", *TIMING, *SUMMARY,
                  "cert_check", "cert_value", "cert_tol", "cert_ratio", "cert_stopped_by"}
 
@@ -49,7 +52,8 @@ def setting_columns(df: pd.DataFrame) -> list[str]:
 
 def summarize(df: pd.DataFrame, timing: bool = False, pending: pd.DataFrame | None = None) -> pd.DataFrame:
     """Group by every varying setting except the seed; mean and std of the numeric results
-    (of the solver's ``seconds`` and ``cpu_seconds`` alone with ``timing``).  With ``pending`` (the settings of
+    (of the solver's ``seconds``, ``cpu_seconds`` and the cell's ``peak_rss_bytes`` alone with ``timing``, each
+    where some record has it).  With ``pending`` (the settings of
     expected cells that are not finished, :class:`Completeness`) a column ``expected`` counts the
     cells each row should have, and rows with no finished cell appear too."""
     keys = setting_columns(df if pending is None or pending.empty else pd.concat([df, pending], ignore_index=True))
@@ -94,8 +98,8 @@ def display(summary: pd.DataFrame) -> pd.DataFrame:
         if not c.endswith(("_mean", "_std", "_min", "_max")) and c not in extra:
             shown[c] = summary[c]
     for m in (c[:-5] for c in summary.columns if c.endswith("_mean")):
-        digits = 1 if m == "iterations" else 4
-        shown[m] = [_pm(a, b, digits) for a, b in zip(summary[f"{m}_mean"], summary[f"{m}_std"])]
+        name, scale, digits = UNITS.get(m, (m, 1.0, 1 if m == "iterations" else 4))
+        shown[name] = [_pm(a / scale, b / scale, digits) for a, b in zip(summary[f"{m}_mean"], summary[f"{m}_std"])]
     if "iterations_min" in summary:
         shown["iterations range"] = [f"{a:.0f}–{b:.0f}" if np.isfinite(a) else "–"
                                      for a, b in zip(summary["iterations_min"], summary["iterations_max"])]
