@@ -37,7 +37,8 @@ PAIRS = {
                ("pr_cg_preconditioned", PR_CG, ("iterations", "error"), (), {}),
                ("pr_cg_preconditioned", TABLE3, ("iterations", "error"), (), {}),
                ("k0_unscaled_table5", TABLE5, ("error_loo", "error_best", "iterations"), (), {}),
-               ("itml_6400_trials", ("fig1_itml",), ("iterations",), ("seed",), {"seed": 0})],
+               ("itml_6400_trials", ("fig1_itml",), ("iterations",), ("seed",), {"seed": 0}),
+               ("uspst_labeling", ("uspst",), ("gamma_best", "error_best"), ("seed",), {})],
     "kulis2006": [("wine_vn_more", ("fig2_wine_target",), ("knn_accuracy",), ("constraints.count", "kernel"), RBF)],
 }
 
