@@ -1,9 +1,10 @@
-"""Issue 47 item 5: the cause experiments of the studies' "deviates", archived and read against the studies.
+"""Issue 47 items 5 and 6: the cause experiments of the studies' "deviates", archived and read against the studies.
 
 Each cause experiment is a ``kernlearn run`` config under ``configs/papers/<paper>/causes/`` (its header
 gives the commands and the budget) run into ``results/causes/<paper>/<name>/``.  This script packs every
 such folder into ``results/causes/<paper>/<name>.jsonl.gz`` with ``--pack`` (the studies' record-archive
-format: a header with the config as run, one record per finished cell, sorted; factors are not kept),
+format: a header with the committed config, whose grid the run's pieces cover in parts, one record per
+finished cell, sorted; factors are not kept),
 then pairs each archived cell with the study's archived cell of the same setting and seed and prints
 the comparison (Markdown), with the experiment's measured CPU time (the records'
 ``provenance.cpu_seconds``).  Without ``--pack`` it reads the committed archives alone.
@@ -20,9 +21,11 @@ from collections import defaultdict
 from pathlib import Path
 
 import numpy as np
-import yaml
 
 from kernlearn_cli.archive import SUFFIX, Archive
+from kernlearn_cli.config import load
+
+ROOT = Path(__file__).resolve().parent.parent
 
 TABLE3 = ("table3_trin", "table3_trin_heart_stage2", "table3_trin_sonar_stage2", "table3_trin_wine_stage2")
 TABLE5 = ("table5", "table5_sonar_stage2", "table5_heart_stage2", "table5_wine_stage2")
@@ -43,10 +46,10 @@ PAIRS = {
 }
 
 
-def pack(folder: Path) -> Archive:
+def pack(folder: Path, config: Path) -> Archive:
     """Add the cells of a ``kernlearn run`` results folder to its archive (written when its bytes change)."""
     archive = Archive.read(folder.parent / f"{folder.name}{SUFFIX}", folder.name)
-    archive.config = yaml.safe_load((folder / "experiment.yaml").read_text())
+    archive.config = load(config, every_cell=False)
     for path in sorted(folder.glob("*/record.json")):
         archive.add(json.loads(path.read_text()), source=str(path))
     archive.write()
@@ -109,7 +112,8 @@ def main(argv: list[str] | None = None) -> None:
     if args.pack:
         for name in dict.fromkeys(c[0] for c in PAIRS[args.paper]):
             if (args.results / "causes" / args.paper / name).is_dir():
-                pack(args.results / "causes" / args.paper / name)
+                pack(args.results / "causes" / args.paper / name, ROOT / "configs" / "papers" / args.paper / "causes" /
+                     f"{name}.yaml")
     cpu = {c[0]: compare(*c, paper=args.paper, results=args.results) for c in PAIRS[args.paper]}
     total = sum(cpu.values())
     print(f"\n{args.paper}: {total:.0f} s of CPU in all")

@@ -37,8 +37,10 @@ def test_a_cause_config_names_its_command_and_its_archive_holds_its_cells(config
     assert f"kernlearn run {rel}" in header and f"--out results/causes/{paper}/{name}" in header
     assert "Budget:" in header
     cells = {c.id for c in expand(load(config))}
-    records = Archive.read(ROOT / "results" / "causes" / paper / f"{name}.jsonl.gz", name).records
+    archive = Archive.read(ROOT / "results" / "causes" / paper / f"{name}.jsonl.gz", name)
+    records = archive.records
     assert records, f"{config}: no archived cell"
+    assert archive.config == load(config, every_cell=False)   # the header: the committed config, not one piece's
     assert set(records) <= cells                       # every archived cell is a cell of the committed config
     assert name in {c[0] for c in _causes().PAIRS[paper]}
 
