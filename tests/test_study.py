@@ -354,6 +354,24 @@ def test_reproduce_end_to_end(tmp_path, inproc):
     assert {p: p.read_bytes() for p in before} == before
 
 
+def test_old_verdict_file_is_refused_before_anything_is_written(tmp_path, inproc):
+    """A verdict file of the rules before one verdict per statement (no ``statement`` column) is refused
+    with its path and how to rebuild it, before any table, page or status block is written."""
+    path = write_study(tmp_path / "tinypaper")
+    readme, docs, results = tmp_path / "README.md", tmp_path / "docs", tmp_path / "results"
+    readme.write_text("<!-- kernlearn:status -->\n<!-- /kernlearn:status -->\n")
+    docs.mkdir()
+    (docs / "status.md").write_text("<!-- kernlearn:status -->\n<!-- /kernlearn:status -->\n")
+    (results / "tables").mkdir(parents=True)
+    old = results / "tables" / "tinypaper_verdicts.csv"
+    old.write_text("paper,where,ours,paper_value,rule,verdict\ntinypaper,\"Fig. 1\",0.9,0.9,abs 0.1,reproduced\n")
+    before = {p: p.read_bytes() for p in tmp_path.rglob("*") if p.is_file()}
+    code, _, err = inproc("reproduce", path, "--results", results, "--docs", docs, "--readme", readme, "--jobs", "1")
+    assert code == 2 and f"verdict file '{old}' has no 'statement' column" in err
+    assert "kernlearn reproduce tinypaper --no-run" in err and "Traceback" not in err
+    assert {p: p.read_bytes() for p in tmp_path.rglob("*") if p.is_file()} == before
+
+
 def test_reproduce_check_and_bad_launcher(tmp_path, inproc):
     path = write_study(tmp_path / "tinypaper")
     code, out, _ = inproc("reproduce", path, "--check")

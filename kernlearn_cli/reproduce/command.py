@@ -43,6 +43,8 @@ def reproduce(studies: list[Study], *, results: Path, quick: bool, jobs: int, la
     if fill:
         check_marker(readme, STATUS_MARKER, "reproduce --readme")
         check_marker(status_page, STATUS_MARKER, "reproduce --readme's status page")
+        everyone = _every_study(studies)
+        status_table(everyone, layout.tables, layout.docs, status_page.parent)   # an old verdict file: refused now
     if run and launcher == "slurm":
         flags = ["--results", str(Path(results).resolve())] + (["--quick"] if quick else []) + \
             (["--docs", str(Path(docs).resolve())] if docs is not None else []) + \
@@ -83,13 +85,17 @@ def reproduce(studies: list[Study], *, results: Path, quick: bool, jobs: int, la
             tmp.write_text(page(study, v, layout, command))
         show(f"\n## {study.paper}: {tally(v, len(study.untested))}\n\n{verdict_table(v)}\n")
     if fill:
-        from ..study import find_studies, load_study, study_names
-
-        known = {s.paper for s in studies}
-        everyone = studies + [s for s in map(load_study, find_studies("all") if study_names() else [])
-                              if s.paper not in known]
-        everyone.sort(key=lambda s: s.paper)
         fill_marker(status_page, STATUS_MARKER, status_table(everyone, layout.tables, layout.docs, status_page.parent))
         fill_marker(readme, STATUS_MARKER, status_summary(everyone, layout.tables, STATUS_PAGE.as_posix()))
         echo(f"filled the status table in {status_page} and its summary in {readme}")
     return failed
+
+
+def _every_study(studies: list[Study]) -> list[Study]:
+    """``studies`` and every other study found from the working directory, by paper: the status table's rows."""
+    from ..study import find_studies, load_study, study_names
+
+    known = {s.paper for s in studies}
+    everyone = studies + [s for s in map(load_study, find_studies("all") if study_names() else [])
+                          if s.paper not in known]
+    return sorted(everyone, key=lambda s: s.paper)

@@ -9,6 +9,7 @@ from pathlib import Path
 import pandas as pd
 
 from ..archive import Archive
+from ..errors import DataError
 from ..study import Study
 from ..verdicts import KINDS, TESTED, counts, paper_item, tally, verdict_table
 from .layout import Layout
@@ -129,19 +130,31 @@ def provenance_section(study: Study, layout: Layout) -> list[str]:
 
 
 def _verdict_file(study: Study, tables: Path) -> pd.DataFrame | None:
-    """The study's verdicts without their context rows, None before its first build."""
+    """The study's verdicts without their context rows, None before its first build.
+
+    Raises
+    ------
+    DataError
+        A verdict file without the ``statement`` column (one verdict per number, the rules before
+        one verdict per statement), naming it and how to rebuild it.
+    """
     path = Path(tables) / f"{study.paper}_verdicts.csv"
     if not path.is_file():
         return None
     v = pd.read_csv(path, keep_default_na=False, na_values=[""])
-    return v[v["verdict"] != "context"] if "statement" in v.columns else v
+    if "statement" not in v.columns:
+        raise DataError(f"verdict file '{path}' has no 'statement' column: it was judged by the rules before "
+                        f"one verdict per statement. Rebuild it from the record archives (kernlearn reproduce "
+                        f"{study.paper} --no-run, once its archives are complete: --plan says what is left), "
+                        f"or delete it (the status table then says 'not run yet').")
+    return v[v["verdict"] != "context"]
 
 
 def status_summary(studies: list[Study], tables: Path, page: str) -> str:
     """The README's line: the statements of every paper and the count of each verdict kind, summed as
     :func:`status_table` counts them, with a link to ``page`` (the status page, relative to the README)."""
     found = [(study, _verdict_file(study, tables)) for study in studies]
-    built = [(study, v) for study, v in found if v is not None and "statement" in v.columns]
+    built = [(study, v) for study, v in found if v is not None]
     v = pd.concat([v for _, v in built]) if built else pd.DataFrame({"verdict": []})
     waiting = f" ({len(studies) - len(built)} not built yet)" if len(built) < len(studies) else ""
     return (f"Status of the {len(studies)} reproductions{waiting}: "
@@ -162,11 +175,6 @@ def status_table(studies: list[Study], tables: Path, docs: Path, page_dir: Path)
         if v is None:                          # no page yet: link the study itself
             study_link = f"[study]({_rel(study.path, page_dir)})"
             lines.append(f"| {study.title} | – | {command} | not run yet |" + " |" * len(kinds) + f" {study_link} |")
-            continue
-        if "statement" not in v.columns:       # a verdict file of the rules before one verdict per statement
-            lines.append(f"| {study.title} | – | {command} | judged by the old rules (one verdict per number): "
-                         f"rejudged when its record archive is complete (`--plan` says what is left) |"
-                         + " |" * len(kinds) + f" {link} |")
             continue
         untested = [paper_item(w) for w, _ in study.untested]
         if v.empty and not untested:
