@@ -54,14 +54,16 @@ def _load(rev: str, path: str, name: str, patch=lambda src: src):
 
 def old_trin(rev: str):
     """``trin`` of kernlearn_cli/solvers/trin.py at git revision ``rev``, as a temporary module, with the
-    compiled CG passes of the same revision (solvers/_trin_kernels.py) where it has them."""
-    def own_kernels(src: str) -> str:
-        if "from ._trin_kernels import" not in src:
-            return src
-        _load(rev, "kernlearn_cli/solvers/_trin_kernels.py", "kernlearn_cli.solvers._trin_kernels_old")
-        return src.replace("from ._trin_kernels import", "from ._trin_kernels_old import")
+    compiled CG passes (solvers/_trin_kernels.py) and the problem (solvers/_trin_problem.py) of the same
+    revision where it has them."""
+    def own_modules(src: str) -> str:
+        for part in ("_trin_kernels", "_trin_problem"):
+            if f"from .{part} import" in src:
+                _load(rev, f"kernlearn_cli/solvers/{part}.py", f"kernlearn_cli.solvers.{part}_old")
+                src = src.replace(f"from .{part} import", f"from .{part}_old import")
+        return src
 
-    return _load(rev, "kernlearn_cli/solvers/trin.py", "kernlearn_cli.solvers._trin_old", own_kernels).trin
+    return _load(rev, "kernlearn_cli/solvers/trin.py", "kernlearn_cli.solvers._trin_old", own_modules).trin
 
 
 GRAPHS = {"hoi": {"neighbors": 5, "bandwidth": "half_mean", "sigma_neighbors": 10},

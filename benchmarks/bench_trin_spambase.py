@@ -72,7 +72,8 @@ from threadpoolctl import threadpool_limits
 from kernlearn_cli.experiment import STREAM_CONSTRAINTS, component_rng
 from kernlearn_cli.registry import constraints, datasets, kernels
 from kernlearn_cli.solvers.burg import burg
-from kernlearn_cli.solvers.trin import itml_loss, trin
+from kernlearn_cli.solvers._trin_problem import itml_loss
+from kernlearn_cli.solvers.trin import trin
 from kernlearn_cli.types import KIND_CODE, Constraints
 
 PAPER_GAMMAS = "1e-4,1e-3,1e-2,1e-1,1,1e1,1e2,1e3,1e4"

@@ -10,6 +10,11 @@ them from.
 Two records of one cell are *the same result* when they agree in everything but their provenance
 and timings (:data:`VOLATILE`): merging archives from several machines (:func:`merge`) refuses two
 records of one cell that differ otherwise, naming the cell.
+
+Format 2 (the header's ``kernlearn_archive``): cell ids hash the validated settings, so ``1`` and
+``1.0`` are one cell.  A format-1 archive (written before) is migrated on its first read, once: its
+records under the ids their cells have now (:func:`current_id`), the file rewritten in place
+(:meth:`Archive.read`).
 """
 
 from __future__ import annotations
@@ -18,13 +23,14 @@ import gzip
 import io
 import json
 import math
+import sys
 from pathlib import Path
 
 from .errors import KernlearnError
 from .io import RECORD_KEYS, json_default, atomic_path
 
 SUFFIX = ".jsonl.gz"
-FORMAT = 1
+FORMAT = 2
 #: Record keys not compared: provenance, timings and peak memory differ between two runs of one cell without the
 #: result differing; the histories (archived beside some records) come from the same run as the rest;
 #: ``index`` is where the cell sits in its grid, which reordering the grid changes (not its id).
@@ -93,21 +99,20 @@ def differing(a: dict, b: dict) -> list[str]:
     return out
 
 
-def rekeyed(record: dict) -> dict:
-    """``record`` under the id its cell has now, recomputed from its ``config`` and ``grid``: ids hash
-    the validated settings (:attr:`kernlearn_cli.config.Cell.validated`), so a record made when
-    ``path: 2`` and ``path: 2.0`` were two cells is found under the one id both have today, with no
-    file rewritten. A record without its config, or whose config no longer validates (a component
-    since removed), keeps its id."""
+def current_id(record: dict) -> str:
+    """The id ``record``'s cell has now, recomputed from its ``config`` and ``grid``: ids hash the
+    validated settings (:attr:`kernlearn_cli.config.Cell.validated`), so a record made when ``path: 2``
+    and ``path: 2.0`` were two cells has the one id both have today.  A record without its config, or
+    whose config no longer validates (a component since removed), keeps its id.  For the migrations
+    of format-1 archives and of results folders (:func:`kernlearn_cli.results.migrate_folder`)."""
     from .config import Cell
 
     if not isinstance(record.get("config"), dict):
-        return record
+        return record["cell"]
     try:
-        cell = Cell(record.get("index", 0), record["config"], record["grid"]).id
+        return Cell(record.get("index", 0), record["config"], record["grid"]).id
     except KernlearnError:
-        return record
-    return record if cell == record["cell"] else {**record, "cell": cell}
+        return record["cell"]
 
 
 class Archive:
@@ -149,15 +154,16 @@ class Archive:
                                f"Restore it from git (git checkout -- '{path}'), or recompute the experiment "
                                f"with kernlearn reproduce PAPER --rerun {name}.") from None
         lines = text.splitlines()
-        archive = cls(path, name)
+        archive, version = cls(path, name), FORMAT
         for number, line in enumerate(lines, 1):
             try:
                 item = json.loads(line)
                 if not isinstance(item, dict):
                     raise ValueError("not a JSON object")
                 if number == 1:
-                    if item.get("kernlearn_archive") != FORMAT:
-                        raise ValueError(f"the header line must hold kernlearn_archive: {FORMAT}")
+                    version = item.get("kernlearn_archive")
+                    if version not in (1, FORMAT):
+                        raise ValueError(f"the header line must hold kernlearn_archive: {FORMAT} (or 1, migrated)")
                     archive.config = item.get("config")
                     continue
                 missing = [k for k in RECORD_KEYS if k not in item]
@@ -167,8 +173,29 @@ class Archive:
                 raise ArchiveError(f"record archive '{path}', line {number}: {exc}. The other records are kept; "
                                    f"restore the file from git, or recompute the experiment with kernlearn "
                                    f"reproduce PAPER --rerun {name}.") from None
-            archive.add(rekeyed(item), source=f"line {number} of '{path}'")
+            archive.add(item, source=f"line {number} of '{path}'")
+        if version == 1:
+            archive._migrate()
         return archive
+
+    def _migrate(self) -> None:
+        """Format 1 to 2, once: each record under the id its cell has now (:func:`current_id`; two
+        records that come to share one must be the same result, :meth:`add`), the file rewritten
+        atomically, and one line on stderr saying so.  A file that cannot be written is migrated in
+        memory, on each read, and the line says why."""
+        old, self.records, moved = self.records, {}, 0
+        for cell, rec in sorted(old.items()):
+            new = current_id(rec)
+            moved += new != cell
+            self.add(rec if new == cell else {**rec, "cell": new}, source=f"the record of cell {cell}")
+        try:
+            self.write()
+            done = "rewritten in place (once)"
+        except OSError as exc:
+            done = f"not rewritten ({exc.strerror}): migrated in memory on each read until the file is writable"
+        print(f"record archive '{self.path}': format 1 migrated to {FORMAT} (cell ids hash the validated settings): "
+              f"{moved} of {len(old)} record(s) re-keyed, {len(old) - len(self.records)} duplicate(s) merged; {done}.",
+              file=sys.stderr, flush=True)
 
     # ---- writing -------------------------------------------------------------------------------
     def image(self) -> bytes:

@@ -217,8 +217,10 @@ def reproduce(paper: str = typer.Argument(..., help="A paper (kulis2006, tsuda20
               docs: Optional[Path] = typer.Option(None, "--docs", help="Where the paper pages go (default "
                                                                        "docs/papers; quick: RESULTS/quick/docs)."),
               readme: Optional[Path] = typer.Option(Path("README.md"), "--readme",
-                                                    help="Markdown file whose status block a full run fills."),
-              no_readme: bool = typer.Option(False, "--no-readme", help="Leave the README's status table alone."),
+                                                    help="Markdown file whose status block a full run fills with "
+                                                         "a summary line (the table: docs/status.md beside it)."),
+              no_readme: bool = typer.Option(False, "--no-readme",
+                                             help="Leave the README's status line and docs/status.md alone."),
               partition: Optional[str] = typer.Option(None, "--partition", help="slurm: #SBATCH --partition."),
               time_: Optional[str] = typer.Option(None, "--time", help="slurm: #SBATCH --time per array task."),
               mem: Optional[str] = typer.Option(None, "--mem", help="slurm: #SBATCH --mem."),

@@ -204,7 +204,7 @@ def write_cell(cell_dir: Path, factors: bytes, record: dict) -> None:
     with atomic_path(cell_dir / FACTORS, commit=False) as tmp_f, \
             atomic_path(cell_dir / RECORD, commit=False) as tmp_r:
         tmp_f.write_bytes(factors)
-        tmp_r.write_text(_record_text(record))
+        tmp_r.write_text(record_text(record))
         os.replace(tmp_f, cell_dir / FACTORS)
         os.replace(tmp_r, cell_dir / RECORD)
     (cell_dir / FAILED).unlink(missing_ok=True)
@@ -213,7 +213,7 @@ def write_cell(cell_dir: Path, factors: bytes, record: dict) -> None:
 def write_failure(cell_dir: Path, failure: dict) -> None:
     """Record why a cell failed (``failed.json``; the cell stays unfinished and is retried)."""
     with atomic_path(Path(cell_dir) / FAILED) as tmp:
-        tmp.write_text(_record_text(failure))
+        tmp.write_text(record_text(failure))
 
 
 def _fill_factors(f: h5py.File, result: SolverResult, constraints: Constraints, labels, *,
@@ -308,7 +308,8 @@ def read_factors(path: Path) -> dict:
     return out
 
 
-def _record_text(record: dict) -> str:
+def record_text(record: dict) -> str:
+    """A record (or a failure) as ``record.json`` holds it."""
     return json.dumps(record, indent=2, sort_keys=False, default=json_default) + "\n"
 
 

@@ -20,7 +20,7 @@ from .config import Cell
 from .errors import ConfigError, InfeasibleError, KernlearnError, SolverError
 from .io import RECORD, cell_state, changed_inputs, describe_changes, read_record, write_failure
 from .resources import warn_if_peak_unknown
-from .results import check_folder, claim_folder, release_folder
+from .results import check_folder, claim_folder, migrate_folder, release_folder
 from .supervise import die_with_parent
 
 #: Environment variables holding the task index of a scheduler's array job, and where
@@ -218,6 +218,7 @@ def run_config(config: Path, out: Path | None, overrides: Sequence[str], seed: i
     check_folder(out, cfg)                 # refuse a folder of another experiment before any work
     check_cells(cells, str(config))        # every setting, and the data it names, before anything is written
     cells = [c for c in cells if c.id not in set(skip)]
+    migrate_folder(out)                    # cells named by older ids are found, not run again
     warn_stale(cells, out, force)
     claimed = claim_folder(out, cfg)
     try:

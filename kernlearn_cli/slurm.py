@@ -179,7 +179,7 @@ def array_job(config: Path, out: Path | None, overrides: list[str], seed: int | 
         The checked job; :meth:`ArrayJob.write` writes its script.
     """
     from .config import load_cells
-    from .results import check_folder
+    from .results import check_folder, migrate_folder
     from .runner import pack_cells, select_cells, task_count
 
     cfg, cells = load_cells(config, overrides, seed)
@@ -188,6 +188,7 @@ def array_job(config: Path, out: Path | None, overrides: list[str], seed: int | 
     per_task = pack_cells(len(cells), cells_per_task, max_array_size)
     out = Path(out or Path("results") / cfg["name"]).resolve()
     check_folder(out, cfg)
+    migrate_folder(out)                   # once, here, not by the tasks at once
     tasks = task_count(len(cells), per_task)
     name = name or cfg["name"]
     text = sbatch_script(Path(config).resolve(), out, tasks, per_task, name=name, overrides=list(overrides),

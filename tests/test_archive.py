@@ -12,6 +12,7 @@ import pytest
 import yaml
 
 from kernlearn_cli.archive import Archive, ArchiveError, essence
+from kernlearn_cli.errors import DataError
 from kernlearn_cli.runner import parse_budget
 
 #: A tiny study: 12 Burg cells on iris (a few seconds), one table.
@@ -63,7 +64,7 @@ def test_archive_is_deterministic_and_sorted(whole):
     data = path.read_bytes()
     assert data[4:8] == b"\0\0\0\0"                                  # gzip mtime 0
     lines = gzip.decompress(data).decode().splitlines()
-    assert json.loads(lines[0])["kernlearn_archive"] == 1 and len(lines) == 13
+    assert json.loads(lines[0])["kernlearn_archive"] == 2 and len(lines) == 13
     cells = [json.loads(ln)["cell"] for ln in lines[1:]]
     assert cells == sorted(cells)
     archive = Archive.read(path)
@@ -257,46 +258,97 @@ def test_histories_are_archived_to_six_significant_digits():
     assert not np.array_equal(kept, x) and all(len(repr(v)) <= 13 for v in kept.tolist())
 
 
-def test_records_made_under_old_ids_are_found_under_the_new_ones(tmp_path):
-    """Before ids hashed the validated settings, ``slack: 1`` and ``slack: 1.0`` were two cells; an archive
-    and a results folder written then are read under today's ids, and the files are not rewritten."""
+def _old_records():
+    """Records as written before ids hashed the validated settings, when ``slack: 1`` and ``slack: 1.0``
+    were two cells: {old id: record} for slack 1, 10 and 1.0 (the last one cell with slack 1 today,
+    under the id it had then and has now), and today's cells."""
     import hashlib
 
     from kernlearn_cli.config import expand
-    from kernlearn_cli.report.records import load_records, records_of
 
     cfg = {**CONFIG, "grid": {"solver.slack": [1, 10], "seed": [0]}}
     cells = expand(cfg)
+    float_cell = expand({**cfg, "grid": {"solver.slack": [1.0], "seed": [0]}})[0]   # the same cell, written 1.0
+    assert float_cell.id == cells[0].id
 
     def old_id(cell):                       # the former Cell.id: raw grid values, hash of the raw config
         digest = hashlib.sha256(json.dumps(cell.config, sort_keys=True, separators=(",", ":"),
                                            default=str).encode()).hexdigest()[:10]
         return f"slack-{cell.grid_values['solver.slack']}_seed-0_{digest}"
 
-    records = {}
-    for cell in cells:
-        records[old_id(cell)] = {"experiment": "tiny", "cell": old_id(cell), "grid": cell.grid_values, "seed": 0,
-                                 "solver": "burg", "dataset": "iris", "constraints": 10, "n": 150, "rank0": 4,
-                                 "converged": True, "iterations": 3, "objective": 0.5, "seconds": 1.0,
-                                 "metrics": {"knn_accuracy": 0.9}, "config": cell.config}
-    assert set(records).isdisjoint(c.id for c in cells)
+    records = {old_id(cell): {"experiment": "tiny", "cell": old_id(cell), "grid": cell.grid_values, "seed": 0,
+                              "solver": "burg", "dataset": "iris", "constraints": 10, "n": 150, "rank0": 4,
+                              "converged": True, "iterations": 3, "objective": 0.5, "seconds": 1.0,
+                              "metrics": {"knn_accuracy": 0.9}, "config": cell.config}
+               for cell in [*cells, float_cell]}
+    assert len(records) == 3 and {c.id for c in cells} & set(records) == {float_cell.id}   # 1.0: written as now
+    return cfg, cells, records
+
+
+def test_format_1_archive_is_migrated_once_on_first_read(tmp_path, capsys):
+    """An archive written before ids hashed the validated settings (format 1) is read under today's
+    ids, its two records of one cell (slack 1 and 1.0) merged, and rewritten once as format 2 with one
+    line on stderr; the next read reads it as stored, silently."""
+    from kernlearn_cli.archive import FORMAT
+    from kernlearn_cli.report.records import load_records
+
+    cfg, cells, records = _old_records()
     path = tmp_path / "tiny.jsonl.gz"
-    Archive(path, "tiny", cfg, records).write()
-    before = path.read_bytes()
+    text = gzip.decompress(Archive(path, "tiny", cfg, records).image()).decode()
+    path.write_bytes(gzip.compress(text.replace(f'"kernlearn_archive":{FORMAT}', '"kernlearn_archive":1', 1).encode()))
     archive = Archive.read(path)
-    assert set(archive.records) == {c.id for c in cells}
-    assert all(r["cell"] == c for c, r in archive.records.items())
+    assert set(archive.records) == {c.id for c in cells} and all(r["cell"] == c for c, r in archive.records.items())
+    assert capsys.readouterr().err == (f"record archive '{path}': format 1 migrated to 2 (cell ids hash the validated "
+                                       f"settings): 2 of 3 record(s) re-keyed, 1 duplicate(s) merged; rewritten in "
+                                       f"place (once).\n")
+    assert FORMAT == 2 and path.read_bytes() == archive.image()
+    assert json.loads(gzip.decompress(path.read_bytes()).decode().splitlines()[0])["kernlearn_archive"] == 2
     df, done = load_records([path])
-    assert done.complete and len(df) == 2 and path.read_bytes() == before
-    float_cell = expand({**cfg, "grid": {"solver.slack": [1.0], "seed": [0]}})[0]   # the same cell, written 1.0
-    float_record = {**records[old_id(cells[0])], "cell": old_id(float_cell), "config": float_cell.config,
-                    "grid": float_cell.grid_values}
-    assert float_cell.id == cells[0].id and old_id(float_cell) != old_id(cells[0])
-    for old, rec in {**records, old_id(float_cell): float_record}.items():   # a results folder of those days
-        (tmp_path / "out" / old).mkdir(parents=True)
-        (tmp_path / "out" / old / "record.json").write_text(json.dumps(rec))
-    assert sorted(cell for cell, _, _ in records_of(tmp_path / "out")) == sorted([c.id for c in cells] + [cells[0].id])
-    assert len(load_records([tmp_path / "out"])[0]) == 2                # counted once
+    assert done.complete and len(df) == 2 and capsys.readouterr().err == ""
+
+
+def test_results_folder_of_old_ids_is_migrated_once_on_first_read(tmp_path, capsys):
+    """A results folder of those days: its cell folders renamed to today's ids and their records
+    rewritten, the second folder of one cell (same result) removed, a mark written, one line on
+    stderr; read again, nothing changes.  Two folders of one cell with different results are refused
+    with both named, and no cell counts twice."""
+    from kernlearn_cli.report.records import load_records, records_of
+    from kernlearn_cli.results import FORMAT_FILE
+
+    _, cells, records = _old_records()
+    out = tmp_path / "out"
+    for old, rec in records.items():
+        (out / old).mkdir(parents=True)
+        (out / old / "record.json").write_text(json.dumps(rec))
+    found = sorted((cell, where.parent.name, rec["cell"]) for cell, where, rec in records_of(out))
+    assert found == sorted((c.id, c.id, c.id) for c in cells)
+    assert sorted(p.name for p in out.iterdir()) == sorted([FORMAT_FILE, *(c.id for c in cells)])
+    assert capsys.readouterr().err == (f"results folder '{out}': 1 cell folder(s) renamed to their current ids and 1 "
+                                       f"duplicate(s) of a current cell removed (once: cell ids hash the validated "
+                                       f"settings, so 1 and 1.0 are one cell).\n")
+    assert len(load_records([out])[0]) == 2 and capsys.readouterr().err == ""
+
+    other = tmp_path / "other"
+    for old, rec in records.items():
+        (other / old).mkdir(parents=True)
+        (other / old / "record.json").write_text(json.dumps({**rec, "objective": 0.5 + ("1.0" in old)}))
+    with pytest.raises(DataError, match=r"cell folders 'slack-1_seed-0_\w+' and 'slack-1\.0_seed-0_\w+' are one cell "
+                                        r".* different results \(in: objective\)"):
+        load_records([other])
+    assert not (other / FORMAT_FILE).exists()
+
+
+def test_one_cell_in_two_folders_of_one_root_is_refused(tmp_path):
+    """Two copies of one experiment's folder under one root would count each cell twice: refused."""
+    from kernlearn_cli.report.records import load_records
+
+    _, cells, records = _old_records()
+    rec = {**next(iter(records.values())), "cell": cells[0].id}
+    for copy in ("a", "b"):
+        (tmp_path / copy / cells[0].id).mkdir(parents=True)
+        (tmp_path / copy / cells[0].id / "record.json").write_text(json.dumps(rec))
+    with pytest.raises(DataError, match=rf"cell {cells[0].id} is under '{tmp_path}' twice .*no cell counts twice"):
+        load_records([tmp_path])
 
 
 def test_quick_plan_prices_by_the_full_runs_archive(study, whole):

@@ -205,7 +205,7 @@ def _helper_calls():
 
     from kernlearn_cli.graph import knn_laplacian, scale_features
     from kernlearn_cli.kernels import rbf_bandwidth
-    from kernlearn_cli.solvers.trin import build_problem, smooth_hinge
+    from kernlearn_cli.solvers._trin_problem import build_problem, smooth_hinge
     from kernlearn_cli.types import KIND_CODE, Constraints
 
     X = np.random.default_rng(0).standard_normal((12, 3))

@@ -301,7 +301,7 @@ def test_unknown_paper_names_the_valid_ones():
     ("Fig. 2 caption", "Fig. 2 caption"),
 ])
 def test_paper_item_is_the_table_figure_or_section(where, item):
-    """The README's status table has one row per paper item, whatever the quote after it holds."""
+    """The status table (docs/status.md) has one row per paper item, whatever the quote after it holds."""
     assert paper_item(where) == item
 
 
@@ -394,6 +394,9 @@ def test_reproduce_end_to_end(tmp_path, inproc):
     readme = tmp_path / "README.md"
     readme.write_text("# x\n\n<!-- kernlearn:status -->\n<!-- /kernlearn:status -->\n")
     results, docs = tmp_path / "results", tmp_path / "docs"
+    status_page = docs / "status.md"                      # beside the README, as docs/status.md is
+    docs.mkdir()
+    status_page.write_text("# status\n\n<!-- kernlearn:status -->\n<!-- /kernlearn:status -->\n")
     args = ["reproduce", path, "--results", results, "--docs", docs, "--readme", readme, "--jobs", "1"]
 
     code, out, err = inproc(*args, "--quick")
@@ -403,6 +406,7 @@ def test_reproduce_end_to_end(tmp_path, inproc):
     assert "4 statement(s), 3 tested: 1 reproduced, 1 deviates, 1 missing" in out
     assert "[1] Accuracy cannot exceed 1." in out
     assert "kernlearn:status -->\n<!--" in readme.read_text()           # a quick run leaves the README alone
+    assert "kernlearn:status -->\n<!--" in status_page.read_text()      # and the status page
 
     code, out, err = inproc(*args)
     assert code == 0, err
@@ -414,7 +418,14 @@ def test_reproduce_end_to_end(tmp_path, inproc):
     page = (docs / "tinypaper.md").read_text()
     assert "## 5-NN accuracy" in page and "It rises." in page and "Accuracy cannot exceed 1." in page
     assert "![accuracy](../results/figures/tiny_acc.png)" in page
-    status = readme.read_text()
+    # the README: one line summing every paper's statements, linking the status page and its table
+    # (the other papers' studies, found from the working directory, have no verdicts under this results root)
+    others = len(study_names(REPO / "configs" / "papers"))
+    assert (f"\nStatus of the {others + 1} reproductions ({others} not built yet): 4 statement(s), 3 tested: "
+            "1 reproduced, 1 deviates, 1 missing — per paper and table in [docs/status.md](docs/status.md).\n"
+            ) in readme.read_text()
+    status = status_page.read_text()
+    assert "| [tinypaper](tinypaper.md) |" in status                 # links relative to the status page
     assert "| A tiny paper | Fig. 1 | `kernlearn reproduce tinypaper` | 1 (1) | 1 | 0 | 0 | 0 | 0 | 0 |" in status
     assert "|  | Table 9 |  | 3 (2) | 0 | 1 | 0 | 0 | 0 | 0 |  |" in status     # one of them untested
     assert "## Statements we cannot test" in page and "| Table 9, row 100 | not run |" in page
@@ -423,6 +434,24 @@ def test_reproduce_end_to_end(tmp_path, inproc):
     code, out, err = inproc(*args)                       # resumes: nothing left to run, same tables
     assert code == 0 and "0 cell(s) run, 0 already finished, 0 failed, 4 archived" in err
     assert {p: p.read_bytes() for p in before} == before
+
+
+def test_old_verdict_file_is_refused_before_anything_is_written(tmp_path, inproc):
+    """A verdict file of the rules before one verdict per statement (no ``statement`` column) is refused
+    with its path and how to rebuild it, before any table, page or status block is written."""
+    path = write_study(tmp_path / "tinypaper")
+    readme, docs, results = tmp_path / "README.md", tmp_path / "docs", tmp_path / "results"
+    readme.write_text("<!-- kernlearn:status -->\n<!-- /kernlearn:status -->\n")
+    docs.mkdir()
+    (docs / "status.md").write_text("<!-- kernlearn:status -->\n<!-- /kernlearn:status -->\n")
+    (results / "tables").mkdir(parents=True)
+    old = results / "tables" / "tinypaper_verdicts.csv"
+    old.write_text("paper,where,ours,paper_value,rule,verdict\ntinypaper,\"Fig. 1\",0.9,0.9,abs 0.1,reproduced\n")
+    before = {p: p.read_bytes() for p in tmp_path.rglob("*") if p.is_file()}
+    code, _, err = inproc("reproduce", path, "--results", results, "--docs", docs, "--readme", readme, "--jobs", "1")
+    assert code == 2 and f"verdict file '{old}' has no 'statement' column" in err
+    assert "kernlearn reproduce tinypaper --no-run" in err and "Traceback" not in err
+    assert {p: p.read_bytes() for p in tmp_path.rglob("*") if p.is_file()} == before
 
 
 def test_reproduce_check_and_bad_launcher(tmp_path, inproc):

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from kernlearn_cli.errors import ConfigError
-from kernlearn_cli.solvers import trin as T
+from kernlearn_cli.solvers import _trin_problem as TP, trin as T
 from kernlearn_cli.types import Constraints, SpilledPath
 
 
@@ -34,14 +34,14 @@ def laplacian_factor(n, seed=1):
 def dense_A(constraints, n, loss):
     """The constraint matrices of Table 2, built explicitly."""
     out = []
-    if loss in T.TRIPLET_LOSSES:
+    if loss in TP.TRIPLET_LOSSES:
         for i, j, k in zip(constraints.i, constraints.j, constraints.k):
             A = np.zeros((n, n))
             for (a, b), v in {(i, j): -1, (j, i): -1, (i, k): 1, (k, i): 1, (j, j): 1, (k, k): -1}.items():
                 A[a, b] += v
             out.append(A)
         return out
-    i, j, similar, _ = T._pairs_from(constraints)
+    i, j, similar, _ = TP._pairs_from(constraints)
     for a, b, s in zip(i, j, similar):
         A = np.zeros((n, n))
         if loss == "itml":
@@ -61,23 +61,23 @@ LOSS_POINTS = {"log": np.linspace(-2, 2, 9), "lmnn": np.array([-1.0, 0.3, 0.75, 
 def test_loss_derivatives_match_finite_differences(name):
     if name == "itml":
         x = np.array([0.5, 1.5, 2.5, 0.2, 0.8, 3.0])
-        loss = T.itml_loss(np.array([1.0, 1.0, 1.0, 2.0, 2.0, 2.0]), np.array([1, 1, 1, 0, 0, 0], bool))
+        loss = TP.itml_loss(np.array([1.0, 1.0, 1.0, 2.0, 2.0, 2.0]), np.array([1, 1, 1, 0, 0, 0], bool))
     else:
         x = LOSS_POINTS[name]
-        loss = {"log": T.log_loss(), "linear": T.linear_loss()}.get(name) or T.smooth_hinge(0.7, name)
+        loss = {"log": TP.log_loss(), "linear": TP.linear_loss()}.get(name) or TP.smooth_hinge(0.7, name)
     h = 1e-6
     assert np.allclose((loss.psi(x + h) - loss.psi(x - h)) / (2 * h), loss.d1(x), atol=1e-7)
     assert np.allclose((loss.d1(x + h) - loss.d1(x - h)) / (2 * h), loss.d2(x), atol=1e-6)
 
 
 def test_smooth_hinge_is_c1_and_close_to_the_hinge():
-    loss = T.smooth_hinge(0.7)
+    loss = TP.smooth_hinge(0.7)
     t = 0.7
     for knot in (t, 1.0):
         assert loss.psi(np.array([knot - 1e-9]))[0] == pytest.approx(loss.psi(np.array([knot + 1e-9]))[0], abs=1e-8)
         assert loss.d1(np.array([knot - 1e-9]))[0] == pytest.approx(loss.d1(np.array([knot + 1e-9]))[0], abs=1e-7)
     x = np.linspace(-3, 3, 61)                       # (8) tends to max(1 - x, 0) as t -> 1
-    gaps = [np.max(np.abs(T.smooth_hinge(t).psi(x) - np.maximum(1 - x, 0))) for t in (0.0, 0.7, 0.95, 0.999)]
+    gaps = [np.max(np.abs(TP.smooth_hinge(t).psi(x) - np.maximum(1 - x, 0))) for t in (0.0, 0.7, 0.95, 0.999)]
     assert np.all(np.diff(gaps) < 0) and gaps[-1] < 1e-3
 
 
@@ -90,7 +90,7 @@ def test_gradient_and_hessian_operator_match_finite_differences(mode, loss):
         G0 = X[:, :3] + 0.1
     elif mode == "full_shifted":
         G0 = laplacian_factor(n)
-    prob, X0, _, meta = T.build_problem(G0, C, loss, 3.0, True, 0.7, (5.0, 95.0), "trin")
+    prob, X0, _, meta = TP.build_problem(G0, C, loss, 3.0, True, 0.7, (5.0, 95.0), "trin")
     if loss == "hoi" and mode == "full_shifted":
         assert meta["mode"] == "range"               # A_i 1 != 0: no shift possible
     elif mode != "full_shifted" or loss != "hoi":
@@ -109,8 +109,8 @@ def test_gradient_and_hessian_operator_match_finite_differences(mode, loss):
 
     fd = (f(Xk + h * V) - f(Xk - h * V)) / (2 * h)
     assert fd == pytest.approx(np.vdot(s.G, V), rel=1e-5, abs=1e-8)
-    Kinv = T.inverse_from_chol(s.L)
-    Hv = T._dense(prob.hessian_loss(V, prob.loss.d2(s.x))) + Kinv @ V @ Kinv
+    Kinv = TP.inverse_from_chol(s.L)
+    Hv = TP.dense(prob.hessian_loss(V, prob.loss.d2(s.x))) + Kinv @ V @ Kinv
     fd2 = (T._state(prob, Xk + h * V).G - T._state(prob, Xk - h * V).G) / (2 * h)
     assert np.linalg.norm(fd2 - Hv) <= 1e-4 * np.linalg.norm(Hv)
 
@@ -119,18 +119,18 @@ def test_gradient_and_hessian_operator_match_finite_differences(mode, loss):
 def test_trace_map_matches_dense_constraint_matrices(loss):
     X, y, G0, C = instance(4)
     n = G0.shape[0]
-    prob, X0, _, _ = T.build_problem(G0, C, loss, 1.0, True, 0.7, (5.0, 95.0), "trin")
+    prob, X0, _, _ = TP.build_problem(G0, C, loss, 1.0, True, 0.7, (5.0, 95.0), "trin")
     K = G0 @ G0.T
     As = dense_A(C, n, loss)
     assert np.allclose(prob.op.values(K), [np.vdot(K, A) for A in As])
     alpha = np.random.default_rng(0).normal(size=len(As))
-    assert np.allclose(T._dense(prob.op.adjoint(alpha)), sum(a * A for a, A in zip(alpha, As)))
+    assert np.allclose(TP.dense(prob.op.adjoint(alpha)), sum(a * A for a, A in zip(alpha, As)))
 
 
 def test_linear_loss_has_the_closed_form_optimum():
     X, y, G0, C = instance(5)
-    prob, X0, _, _ = T.build_problem(G0, C, "linear", 1.0, True, 0.7, (5.0, 95.0), "trin")
-    S = T._dense(prob.op.adjoint(np.ones(len(C))))
+    prob, X0, _, _ = TP.build_problem(G0, C, "linear", 1.0, True, 0.7, (5.0, 95.0), "trin")
+    S = TP.dense(prob.op.adjoint(np.ones(len(C))))
     K_star = np.linalg.inv(np.linalg.inv(G0 @ G0.T) - prob.w * S)
     res = T.trin(G0, C, loss="linear", gamma=1.0, tol=1e-10)
     assert np.linalg.norm(res.G @ res.G.T - K_star) <= 1e-8 * np.linalg.norm(K_star)
@@ -311,9 +311,9 @@ def test_cli_verbose_prints_the_iterations(tmp_path, solver):
 def table1_pcg_reference(prob, s, radius, nu, max_cg, natural):
     """Table 1 as printed, in K's own coordinates: PCG with the preconditioner Δ ↦ KΔK, H applied
     densely (K⁻¹ΔK⁻¹ formed from the inverse), trust region in ‖·‖_F or the natural ‖·‖_K."""
-    K, Kinv, G = s.X, T.inverse_from_chol(s.L), s.G
+    K, Kinv, G = s.X, TP.inverse_from_chol(s.L), s.G
     d2 = prob.loss.d2(s.x)
-    H = lambda D: T._dense(prob.hessian_loss(D, d2)) + Kinv @ D @ Kinv      # noqa: E731  (5)
+    H = lambda D: TP.dense(prob.hessian_loss(D, d2)) + Kinv @ D @ Kinv      # noqa: E731  (5)
     inner = (lambda A, B: np.vdot(A, Kinv @ B @ Kinv)) if natural else np.vdot  # noqa: E731
     Z, R = np.zeros_like(G), G.copy()
     Y = K @ R @ K
@@ -344,7 +344,7 @@ def test_steihaug_in_whitened_coordinates_gives_the_iterates_of_table1(natural, 
     region and on its boundary, in the full (K) and the reduced (K = G0 X G0ᵀ) coordinates."""
     X, y, G0, C = instance(3)
     for G in (G0, G0[:, :6]):
-        prob, X0, _, _ = T.build_problem(G, C, loss, 8.0, True, 0.7, (5.0, 95.0), "trin")
+        prob, X0, _, _ = TP.build_problem(G, C, loss, 8.0, True, 0.7, (5.0, 95.0), "trin")
         s = T._state(prob, X0)
         for radius in (1e6, 0.3):
             ref = table1_pcg_reference(prob, s, radius, 0.1, 50, natural)
@@ -365,8 +365,8 @@ def test_support_first_numbers_the_constrained_points_first():
     keep = (C.i % 3 > 0) & (C.j % 3 > 0) & (C.k % 3 > 0)             # points 0, 3, 6, ... untouched
     C = Constraints.triplets(C.i[keep], C.j[keep], C.k[keep])
     args = (G0, C, "log", 8.0, True, 0.7, (5.0, 95.0), "trin")
-    plain, X0, _, _ = T.build_problem(*args)
-    perm, X1, decode, meta = T.build_problem(*args, support_first=True)
+    plain, X0, _, _ = TP.build_problem(*args)
+    perm, X1, decode, meta = TP.build_problem(*args, support_first=True)
     touched = np.unique(np.concatenate([C.i, C.j, C.k]))
     order = np.concatenate([touched, np.setdiff1d(np.arange(len(G0)), touched)])
     assert perm.op.extent == meta["labeled"] == touched.size < plain.op.extent
@@ -387,7 +387,7 @@ def test_trial_step_matches_a_fresh_factorization():
     """_trial factors K + Z as L chol(I + Ẑ) and sums the decrease from its parts: the same state
     and f(K) − f(K + Z) as a Cholesky of K + Z; a step that leaves the PD cone gives None."""
     X, y, G0, C = instance(4)
-    prob, X0, _, _ = T.build_problem(G0, C, "log", 8.0, True, 0.7, (5.0, 95.0), "trin")
+    prob, X0, _, _ = TP.build_problem(G0, C, "log", 8.0, True, 0.7, (5.0, 95.0), "trin")
     s = T._state(prob, X0)
     Zh = T.steihaug_pcg(prob, s, 0.5, 0.1, 50, True)[0]             # ‖Ẑ‖_F <= 0.5: inside the cone
     Z = s.L @ (0.5 * (Zh + Zh.T)) @ s.L.T

@@ -17,7 +17,7 @@ import pandas as pd
 
 from ..errors import DataError, KernlearnError
 from ..io import FACTORS, RECORD, cell_state, changed_inputs, describe_changes, read_record
-from ..results import read_experiment
+from ..results import migrate_folder, read_experiment
 
 
 #: Deterministic per-cell results besides the metrics; the solver's times are kept apart
@@ -152,9 +152,9 @@ def is_archive(root: Path) -> bool:
 def records_of(root: Path, command: str = "collect") -> Iterator[tuple[str, Path, dict | ValueError]]:
     """(cell, where, record) for every record of a results folder (``where``: its ``record.json``) or of
     an archive (``where``: the archive); an unreadable ``record.json`` gives the ``ValueError`` instead.
-    A record is yielded under the id its cell has now (:func:`~kernlearn_cli.archive.rekeyed`), which is
-    its folder's name unless the folder was written under an older id."""
-    from ..archive import Archive, rekeyed
+    Results folders whose cells were named before cell ids hashed the validated settings are
+    migrated first, once (:func:`~kernlearn_cli.results.migrate_folder`)."""
+    from ..archive import Archive
 
     root = Path(root)
     if is_archive(root):
@@ -165,7 +165,10 @@ def records_of(root: Path, command: str = "collect") -> Iterator[tuple[str, Path
         return
     if not root.is_dir():
         raise KernlearnError(f"{command}: '{root}' is not a folder of results.")
-    for rec_path in sorted(root.rglob(RECORD)):
+    paths = sorted(root.rglob(RECORD))
+    if any([migrate_folder(out) for out in sorted({p.parent.parent for p in paths})]):
+        paths = sorted(root.rglob(RECORD))
+    for rec_path in paths:
         try:
             rec = read_record(rec_path)
             if rec["cell"] != rec_path.parent.name:
@@ -173,7 +176,6 @@ def records_of(root: Path, command: str = "collect") -> Iterator[tuple[str, Path
         except ValueError as exc:
             yield rec_path.parent.name, rec_path, exc
             continue
-        rec = rekeyed(rec)
         yield rec["cell"], rec_path, rec
 
 
@@ -204,11 +206,12 @@ def load_records(roots: list[Path], command: str = "collect") -> tuple[pd.DataFr
     pending = []
     stale: dict[str, list] = {}
     for root in map(Path, roots):
-        seen = set()
-        for cell_id, _, rec in records_of(root, command):
-            if cell_id in seen:       # one cell in two folders, written when `1` and `1.0` were two ids
-                continue
-            seen.add(cell_id)
+        seen: dict[str, Path] = {}
+        for cell_id, where, rec in records_of(root, command):
+            if cell_id in seen:       # two copies of one experiment's folder under one root
+                raise DataError(f"{command}: cell {cell_id} is under '{root}' twice ('{seen[cell_id]}' and "
+                                f"'{where}'); give one of the two folders, so that no cell counts twice.")
+            seen[cell_id] = where
             if isinstance(rec, ValueError):
                 done.problems.append((cell_id, "unreadable", f"{RECORD}: {rec}"))
                 continue
@@ -224,7 +227,7 @@ def load_records(roots: list[Path], command: str = "collect") -> tuple[pd.DataFr
             rows.append(row)
             settings.append(dict(flat_settings(rec.get("config") or {}, rec["grid"])))
         expected = expected_cells(root)
-        done.expected += len(expected) + len(seen - {c.id for c in expected})
+        done.expected += len(expected) + len(set(seen) - {c.id for c in expected})
         for cell in expected:
             if cell.id in seen:
                 continue

@@ -20,6 +20,6 @@ One job per module, in one-way layers (each imports only those above it)::
     plan      checking a study, and the cells and compute left (``--check``, ``--plan``)
     launch    running the experiments here, or submitting them as SLURM job arrays
     build     a study's tables, figures and verdicts from its archives
-    pages     the paper's page and the README's status table
+    pages     the paper's page, docs/status.md's table and the README's status line
     command   ``kernlearn reproduce``: check, run or submit, build, write the pages
 """

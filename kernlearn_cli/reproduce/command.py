@@ -1,5 +1,5 @@
 """``kernlearn reproduce``: check every study, run or submit its experiments, then build its tables,
-figures, verdicts and page, and fill the README's status table."""
+figures, verdicts and page, and fill the status page's table and the README's summary line."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from ..verdicts import tally, verdict_table
 from .build import build
 from .launch import run_local, submit_slurm
 from .layout import Layout, merge, open_archive
-from .pages import STATUS_MARKER, page, report_page, status_table
+from .pages import STATUS_MARKER, STATUS_PAGE, page, report_page, status_summary, status_table
 from .plan import check, plan_rows
 
 
@@ -41,8 +41,12 @@ def reproduce(studies: list[Study], *, results: Path, quick: bool, jobs: int, la
     for study in studies:
         check(study, quick)
     fill = readme is not None and not quick and Path(readme).is_file()
+    status_page = Path(readme).parent / STATUS_PAGE if fill else None
     if fill:
-        check_marker(readme, STATUS_MARKER)
+        check_marker(readme, STATUS_MARKER, "reproduce --readme")
+        check_marker(status_page, STATUS_MARKER, "reproduce --readme's status page")
+        everyone = _every_study(studies)
+        status_table(everyone, layout.tables, layout.docs, status_page.parent)   # an old verdict file: refused now
     if run and launcher == "slurm":
         flags = ["--results", str(Path(results).resolve())] + (["--quick"] if quick else []) + \
             (["--docs", str(Path(docs).resolve())] if docs is not None else []) + \
@@ -84,12 +88,17 @@ def reproduce(studies: list[Study], *, results: Path, quick: bool, jobs: int, la
         echo(f"[{study.paper}] report: {write_page(report_page(study, v, layout, command), layout.report(study))}")
         show(f"\n## {study.paper}: {tally(v, len(study.untested))}\n\n{verdict_table(v)}\n")
     if fill:
-        from ..study import find_studies, load_study, study_names
-
-        known = {s.paper for s in studies}
-        everyone = studies + [s for s in map(load_study, find_studies("all") if study_names() else [])
-                              if s.paper not in known]
-        everyone.sort(key=lambda s: s.paper)
-        fill_marker(readme, STATUS_MARKER, status_table(everyone, layout.tables, layout.docs, Path(readme).parent))
-        echo(f"filled the status table in {readme}")
+        fill_marker(status_page, STATUS_MARKER, status_table(everyone, layout.tables, layout.docs, status_page.parent))
+        fill_marker(readme, STATUS_MARKER, status_summary(everyone, layout.tables, STATUS_PAGE.as_posix()))
+        echo(f"filled the status table in {status_page} and its summary in {readme}")
     return failed
+
+
+def _every_study(studies: list[Study]) -> list[Study]:
+    """``studies`` and every other study found from the working directory, by paper: the status table's rows."""
+    from ..study import find_studies, load_study, study_names
+
+    known = {s.paper for s in studies}
+    everyone = studies + [s for s in map(load_study, find_studies("all") if study_names() else [])
+                          if s.paper not in known]
+    return sorted(everyone, key=lambda s: s.paper)

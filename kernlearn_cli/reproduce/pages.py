@@ -1,5 +1,5 @@
-"""The paper's page (``docs/papers/<paper>.md``) and the README's status table, from a study and its
-verdicts."""
+"""The paper's page (``docs/papers/<paper>.md``), the status page's table (``docs/status.md``) and the
+README's one-line status summary, from a study and its verdicts."""
 
 from __future__ import annotations
 
@@ -9,12 +9,16 @@ from pathlib import Path
 import pandas as pd
 
 from ..archive import Archive
+from ..errors import DataError
 from ..study import Study
 from ..verdicts import KINDS, TESTED, VERDICT_HEADER, counts, paper_item, tally, verdict_cells, verdict_table
 from .layout import Layout
 
 
+#: The block the status table fills in the status page, and the summary line in the README.
 STATUS_MARKER = "status"
+#: The status page, relative to the README's folder.
+STATUS_PAGE = Path("docs") / "status.md"
 
 
 def _rel(path: Path, start: Path) -> str:
@@ -125,27 +129,53 @@ def provenance_section(study: Study, layout: Layout) -> list[str]:
             "| experiment | cells | made by (commit: cells) |", "| --- | --- | --- |", *rows, ""]
 
 
-def status_table(studies: list[Study], tables: Path, docs: Path, readme_dir: Path) -> str:
+def _verdict_file(study: Study, tables: Path) -> pd.DataFrame | None:
+    """The study's verdicts without their context rows, None before its first build.
+
+    Raises
+    ------
+    DataError
+        A verdict file without the ``statement`` column (one verdict per number, the rules before
+        one verdict per statement), naming it and how to rebuild it.
+    """
+    path = Path(tables) / f"{study.paper}_verdicts.csv"
+    if not path.is_file():
+        return None
+    v = pd.read_csv(path, keep_default_na=False, na_values=[""])
+    if "statement" not in v.columns:
+        raise DataError(f"verdict file '{path}' has no 'statement' column: it was judged by the rules before "
+                        f"one verdict per statement. Rebuild it from the record archives (kernlearn reproduce "
+                        f"{study.paper} --no-run, once its archives are complete: --plan says what is left), "
+                        f"or delete it (the status table then says 'not run yet').")
+    return v[v["verdict"] != "context"]
+
+
+def status_summary(studies: list[Study], tables: Path, page: str) -> str:
+    """The README's line: the statements of every paper and the count of each verdict kind, summed as
+    :func:`status_table` counts them, with a link to ``page`` (the status page, relative to the README)."""
+    found = [(study, _verdict_file(study, tables)) for study in studies]
+    built = [(study, v) for study, v in found if v is not None]
+    v = pd.concat([v for _, v in built]) if built else pd.DataFrame({"verdict": []})
+    waiting = f" ({len(studies) - len(built)} not built yet)" if len(built) < len(studies) else ""
+    return (f"Status of the {len(studies)} reproductions{waiting}: "
+            f"{tally(v, sum(len(study.untested) for study, _ in built))} — per paper and table in [{page}]({page}).")
+
+
+def status_table(studies: list[Study], tables: Path, docs: Path, page_dir: Path) -> str:
     """Per paper and per table / figure of it: the paper's statements (how many we test) and the
-    count of each verdict kind, from the verdict files and the studies' untested statements."""
+    count of each verdict kind, from the verdict files and the studies' untested statements; links
+    relative to ``page_dir`` (the status page's folder)."""
     kinds = tuple(k for k in KINDS if k not in ("context", "missing"))
     lines = ["| paper | table / figure | command | statements (tested) | " + " | ".join(kinds) + " | details |",
              "| --- | --- | --- | --- | " + " | ".join("---" for _ in kinds) + " | --- |"]
     for study in studies:
-        path = Path(tables) / f"{study.paper}_verdicts.csv"
-        link = f"[{study.paper}]({_rel(Path(docs) / f'{study.paper}.md', readme_dir)})"
+        v = _verdict_file(study, tables)
+        link = f"[{study.paper}]({_rel(Path(docs) / f'{study.paper}.md', page_dir)})"
         command = f"`kernlearn reproduce {study.paper}`"
-        if not path.is_file():                 # no page yet: link the study itself
-            study_link = f"[study]({_rel(study.path, readme_dir)})"
+        if v is None:                          # no page yet: link the study itself
+            study_link = f"[study]({_rel(study.path, page_dir)})"
             lines.append(f"| {study.title} | – | {command} | not run yet |" + " |" * len(kinds) + f" {study_link} |")
             continue
-        v = pd.read_csv(path, keep_default_na=False, na_values=[""])
-        if "statement" not in v.columns:       # a verdict file of the rules before one verdict per statement
-            lines.append(f"| {study.title} | – | {command} | judged by the old rules (one verdict per number): "
-                         f"rejudged when its record archive is complete (`--plan` says what is left) |"
-                         + " |" * len(kinds) + f" {link} |")
-            continue
-        v = v[v["verdict"] != "context"]
         untested = [paper_item(w) for w, _ in study.untested]
         if v.empty and not untested:
             lines.append(f"| {study.title} | – | {command} | no numbers in the paper's text |" + " |" * len(kinds)

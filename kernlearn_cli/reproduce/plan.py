@@ -24,7 +24,7 @@ def check(study: Study, quick: bool) -> int:
 
 
 def statements_text(study: Study) -> str:
-    """The paper's statements counted as its page and the README's status table count them: those
+    """The paper's statements counted as its page and the status table (docs/status.md) count them: those
     the study judges by a rule, those it shows as not comparable, those it cannot test, and their
     total (statements shown as context, with no verdict, apart)."""
     kinds = [s.kind for s in study.statements]
