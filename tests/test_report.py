@@ -43,7 +43,7 @@ def quick(tmp_path_factory):
     record = json.loads((cells[2] / "record.json").read_text())
     record["converged"] = record["certificate"]["converged"] = False
     record["certificate"]["worst"]["value"] = 0.5
-    record["peak_rss_bytes"] = 123_000_000                      # as records carry it since issue 48 item 3
+    record["peak_rss_bytes"] = 123_000_000_000                  # above any real cell: the largest
     (cells[2] / "record.json").write_text(json.dumps(record))
     return out
 
@@ -62,7 +62,9 @@ def test_tidy_has_one_row_per_cell_and_metric_with_settings_and_environment(quic
     assert first.loc["nmi", "value"] == record["metrics"]["nmi"]
     assert first.loc["knn_accuracy", "value_std"] == record["metrics"]["knn_accuracy_std"]
     assert first.loc["nmi", "provenance.versions.numpy"] == record["provenance"]["versions"]["numpy"]
-    assert table["peak_rss_bytes"].max() == 123_000_000 and table["peak_rss_bytes"].notna().sum() == 2
+    peaks = {c: json.loads((quick / c / "record.json").read_text())["peak_rss_bytes"] for c in table["cell"].unique()}
+    assert 123_000_000_000 in peaks.values() and table["peak_rss_bytes"].notna().all()     # every record carries it
+    assert (table["peak_rss_bytes"] == table["cell"].map(peaks)).all()                  # one row per metric: the cell's
 
 
 def test_tidy_csv_and_parquet_read_back_equal(quick, tmp_path, inproc):
@@ -108,7 +110,7 @@ def test_report_is_self_contained_complete_and_the_same_bytes_twice(quick, tmp_p
     assert f"thinned to at most {HISTORY_POINTS} points per line" in page
     assert "SolverError: a stand-in failure" in page and ">missing<" in page and ">failed<" in page
     assert f"kernlearn run {quick / 'experiment.yaml'} --out {quick}" in page
-    assert "<td>peak memory (largest cell)</td><td>123 MB (1 of 7 cells say)</td>" in page
+    assert "<td>peak memory (largest cell)</td><td>123.0 GB (7 of 7 cells say)</td>" in page
     assert "Date" not in page and len(set(_ids(page))) == len(_ids(page))   # no date, no id twice
 
 
