@@ -204,7 +204,7 @@ def test_cli_run_writes_what_the_objective_needs(tmp_path):
     import h5py
     import yaml
 
-    from conftest import kernlearn
+    from helpers import kernlearn
 
     cfg = {"name": "admm_cli", "seed": 0, "dataset": {"name": "chessboard", "n": 40},
            "constraints": {"name": "must_cannot"},

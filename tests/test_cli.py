@@ -10,11 +10,10 @@ import pandas as pd
 import pytest
 import yaml
 
-from conftest import gyrb_standin, has_mirror, kernlearn
+from helpers import REPO, gyrb_standin, has_mirror, kernlearn
 from kernlearn_cli.io import read_factors
 from reference import burg_divergence_dense
 
-REPO = Path(__file__).resolve().parents[1]
 
 
 def config(tmp_path, **parts):

@@ -23,7 +23,7 @@ from kernlearn_cli.solvers._secular import rank_one_update
 from kernlearn_cli.solvers.definiteboost import definiteboost, kernel_from_dual
 from kernlearn_cli.types import KINDS, PAIR_KINDS, Constraints, Dataset
 
-from conftest import gyrb_standin, kernlearn
+from helpers import gyrb_standin, kernlearn
 
 ALL = ("approximate", "exact")
 

@@ -35,9 +35,8 @@ import numpy as np
 import pytest
 import yaml
 
-from conftest import has_mirror
+from helpers import REPO, has_mirror
 
-REPO = Path(__file__).resolve().parents[1]
 README = REPO / "README.md"
 DOCS = [README, *sorted((REPO / "docs").glob("*.md"))]      # docs/papers/*.md are generated: not here
 QUICK = "configs/quick.yaml"

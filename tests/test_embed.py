@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 import yaml
 
-from conftest import kernlearn
+from helpers import kernlearn
 from kernlearn_cli.io import read_factors
 
 N_TRAIN = 40

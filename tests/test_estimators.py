@@ -6,7 +6,6 @@ import re
 import subprocess
 import sys
 import warnings
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -14,13 +13,12 @@ import yaml
 from sklearn.datasets import load_iris
 from threadpoolctl import threadpool_limits
 
-from conftest import kernlearn
+from helpers import REPO, kernlearn
 from solver_specs import CHECK_SETTINGS, EXPECTED_FAILED
 from kernlearn_cli.estimators import ESTIMATORS, BurgKernel, MEGKernel, cell_seed
 from kernlearn_cli.io import read_factors
 from kernlearn_cli.solvers.protocol import ConvergenceWarning
 
-REPO = Path(__file__).resolve().parents[1]
 
 @pytest.mark.parametrize("solver", sorted(ESTIMATORS))
 def test_sklearn_estimator_checks(solver):

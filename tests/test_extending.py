@@ -117,7 +117,7 @@ def test_a_plugin_package_adds_a_solver_a_config_runs(tmp_path):
     import numpy as np
     import yaml
 
-    from conftest import kernlearn
+    from helpers import kernlearn
     from kernlearn_cli.io import read_factors
 
     package = install_plugin(tmp_path / "site")

@@ -21,10 +21,9 @@ import numpy as np
 import pytest
 import yaml
 
-from conftest import kernlearn
+from helpers import kernlearn
 from kernlearn_cli.io import cell_state
 
-REPO = Path(__file__).resolve().parents[1]
 BASE = {"name": "t", "seed": 0, "dataset": {"name": "iris"}, "kernel": {"name": "linear"},
         "constraints": {"name": "idealized_pairs", "count": 30}, "solver": {"name": "burg", "slack": 1.0},
         "evaluate": [{"name": "kernel_kmeans_nmi"}]}

@@ -15,7 +15,7 @@ import pytest
 from kernlearn_cli.report import figures, records
 from kernlearn_cli.report import labels as figure_labels
 
-REPO = Path(__file__).resolve().parents[1]
+from helpers import REPO
 
 
 @pytest.fixture(scope="module")

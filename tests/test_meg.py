@@ -309,7 +309,7 @@ def test_cli_verbose_names_the_losses(tmp_path):
     """-v prints MEG's own quantities under their names (it once printed them as 'dual change')."""
     import yaml
 
-    from conftest import kernlearn
+    from helpers import kernlearn
 
     cfg = {"name": "meg_v", "seed": 0, "dataset": {"name": "iris"}, "kernel": {"name": "identity", "scale": 1.0},
            "constraints": {"name": "distance_stream", "count": 50, "reference": {"name": "rbf"}},

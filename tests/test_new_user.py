@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 import yaml
 
-from conftest import REPO, kernlearn
+from helpers import REPO, kernlearn
 from kernlearn_cli.constraints.pairs import _squared_distances, idealized_pairs, random_pairs, sample_pairs
 from kernlearn_cli.experiment import component_rng
 from kernlearn_cli.io import cell_state

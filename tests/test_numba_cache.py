@@ -5,7 +5,7 @@ import shutil
 import subprocess
 import sys
 
-from conftest import REPO
+from helpers import REPO
 
 HELPER = "from numba import njit\n\n\n@njit(cache=True)\ndef helper(x):\n    return x + {add}\n"
 CALLER = ("from numba import njit\n\nfrom ._probe_helper import helper\n\n\n@njit(cache=True)\n"

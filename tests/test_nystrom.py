@@ -108,7 +108,7 @@ def test_inductive_rows_and_factors():
 def test_embed_maps_training_points_to_their_rows(tmp_path):
     import yaml
 
-    from conftest import kernlearn
+    from helpers import kernlearn
 
     ds = _ds(n=80)
     np.save(tmp_path / "X.npy", ds.X[:10])
@@ -185,7 +185,7 @@ def test_a_huge_prior_does_not_stall_the_steps():
     1e10. Evaluated that way, J was good to ~1e-6 only, Armijo's test failed on rounding, A ran to 3e10
     and the run stopped at the 5000 cap with a certified bound of 7e-4 (> 1e-5). Through E_l M it
     is certified in a few hundred iterations."""
-    from conftest import has_mirror
+    from helpers import has_mirror
 
     if not has_mirror():
         pytest.skip("needs the dataset mirror (spambase)")

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 import yaml
 
-from conftest import kernlearn
+from helpers import kernlearn
 from kernlearn_cli.config import Cell
 from kernlearn_cli.experiment import estimate
 from kernlearn_cli.registry import _load_builtins, solvers

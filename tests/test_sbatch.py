@@ -14,7 +14,7 @@ import pytest
 from kernlearn_cli.errors import ConfigError
 from kernlearn_cli.slurm import sbatch_script
 
-from conftest import REPO
+from helpers import REPO
 
 
 def script(tmp_path, cpus, cells_per_task):

@@ -56,7 +56,7 @@ def test_kth_cell_equals_expansion(tmp_path, grid):
     for k in range(-len(cells), len(cells)):
         assert same(lazy[k], cells[k]), k
     assert all(same(a, b) for a, b in zip(lazy[1::3], cells[1::3])) and len(lazy[1::3]) == len(cells[1::3])
-    with pytest.raises(IndexError):
+    with pytest.raises(IndexError, match="out of range"):
         lazy[len(cells)]
 
 

@@ -236,7 +236,7 @@ def test_cli_run_writes_what_the_objective_depends_on(tmp_path):
 
     import yaml
 
-    from conftest import kernlearn
+    from helpers import kernlearn
     from kernlearn_cli.io import read_factors
 
     cfg = {"name": "trin_cli", "seed": 0, "dataset": {"name": "iris"},
@@ -271,7 +271,7 @@ def test_cli_rejects_a_kernel_that_is_not_positive_definite(tmp_path):
     """K0 indefinite (a user's kernel file): one clear error paragraph, nothing written."""
     import yaml
 
-    from conftest import kernlearn
+    from helpers import kernlearn
 
     rng = np.random.default_rng(0)
     A = rng.normal(size=(12, 12))
@@ -293,7 +293,7 @@ def test_cli_verbose_prints_the_iterations(tmp_path, solver):
     """-v: one line per iteration with the solver's own quantities (pr_cg reports its step t)."""
     import yaml
 
-    from conftest import kernlearn
+    from helpers import kernlearn
 
     cfg = {"name": "trin_v", "seed": 0, "dataset": {"name": "iris"},
            "kernel": {"name": "laplacian_pinv", "neighbors": 10, "scale_features": "standard"},
