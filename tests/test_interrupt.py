@@ -70,6 +70,7 @@ def ctrl_c_when_ready(proc):
     proc.send_signal(signal.SIGINT)
 
 
+@pytest.mark.slow
 def test_ctrl_c_ends_a_command_stuck_in_compiled_code(tmp_path):
     """The work blocks SIGINT (as LAPACK or a compiled kernel in effect does): before the supervisor,
     Ctrl-C did nothing until the step ended (here: 600 s)."""
@@ -82,6 +83,7 @@ def test_ctrl_c_ends_a_command_stuck_in_compiled_code(tmp_path):
     assert not (tmp_path / "out").exists() or not list((tmp_path / "out").glob("*/record.json"))
 
 
+@pytest.mark.slow
 def test_ctrl_c_in_python_code_says_it_was_interrupted(tmp_path):
     """Ctrl-C while the cells are checked (before the run's progress exists) used to exit 130 silently."""
     proc = start(tmp_path, config(tmp_path, stuck=False))
@@ -91,6 +93,7 @@ def test_ctrl_c_in_python_code_says_it_was_interrupted(tmp_path):
     assert "kernlearn: interrupted; finished cells are kept" in err and "Traceback" not in err
 
 
+@pytest.mark.slow
 def test_a_lasting_phase_is_said_with_the_cell_and_what_it_does(tmp_path):
     proc = start(tmp_path, config(tmp_path, stuck=False, seconds=progress.PHASE_FIRST + 2))
     _, err = proc.communicate(timeout=120)

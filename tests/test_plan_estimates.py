@@ -59,6 +59,7 @@ def test_no_estimate_and_unknown_count():
     assert np.shape(Sized((3, 2))) == (3, 2) and len(Sized((7,))) == 7
 
 
+@pytest.mark.slow
 def test_plan_prints_the_estimates(tmp_path):
     cfg = {"name": "t", "seed": 0, "grid": {"dataset.n": [2000, 20000]},
            "dataset": {"name": "two_gaussians", "n": 100, "dim": 2}, "kernel": {"name": "rbf"},
