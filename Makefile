@@ -26,7 +26,7 @@ test: install                     ## before committing: the whole suite, two tes
 	$(PY) -m pytest -n 2 --dist loadfile
 
 test-fast: install                ## while working: the tests not marked slow (about a minute once `kernlearn warmup` compiled), importing every module
-	$(PY) -m pytest -m "not slow" --every-module
+	$(PY) -m pytest -n 2 --dist loadfile -m "not slow" --every-module
 
 lint: install                     ## ruff (the rules are in pyproject.toml)
 	$(PY) -m ruff check kernlearn_cli tests benchmarks configs

@@ -116,8 +116,9 @@ def pytest_runtest_setup(item):
 
 @pytest.hookimpl(optionalhook=True)
 def pytest_testnodedown(node, error):
-    """pytest-xdist, in the controller: add what a worker's tests imported."""
-    node.config.stash.setdefault(IMPORTED, set()).update(node.workeroutput.get("kernlearn_modules", ()))
+    """pytest-xdist, in the controller: add what a worker's tests imported (nothing from a crashed worker)."""
+    output = getattr(node, "workeroutput", {})
+    node.config.stash.setdefault(IMPORTED, set()).update(output.get("kernlearn_modules", ()))
 
 
 def pytest_sessionfinish(session, exitstatus):

@@ -13,14 +13,14 @@ import yaml
 from sklearn.datasets import load_iris
 from threadpoolctl import threadpool_limits
 
-from helpers import REPO, kernlearn
+from helpers import REPO, kernlearn, slow_for
 from solver_specs import CHECK_SETTINGS, EXPECTED_FAILED
 from kernlearn_cli.estimators import ESTIMATORS, BurgKernel, MEGKernel, cell_seed
 from kernlearn_cli.io import read_factors
 from kernlearn_cli.solvers.protocol import ConvergenceWarning
 
 
-@pytest.mark.parametrize("solver", sorted(ESTIMATORS))
+@pytest.mark.parametrize("solver", slow_for(sorted(ESTIMATORS), {"definiteboost", "meg", "pr_cg"}))
 def test_sklearn_estimator_checks(solver):
     """Every check passes except those listed (with the reason) in EXPECTED_FAILED, which must fail."""
     from sklearn.utils.estimator_checks import check_estimator
