@@ -19,7 +19,7 @@ from kernlearn_cli.solvers.von_neumann import von_neumann
 from kernlearn_cli.types import KINDS, Constraints
 
 from helpers import has_mirror
-from reference import constraint_matrices, feasibility_margin
+from reference import constraint_matrices, definiteboost_dense, feasibility_margin
 
 SOLVERS = {"burg": burg, "von_neumann": von_neumann}
 
@@ -47,6 +47,7 @@ def test_contradictory_pair_carries_a_verified_certificate(name):
     assert np.count_nonzero(err.value.certificate["weights"][:2]) == 2
 
 
+@pytest.mark.slow
 def test_triangle_inequality_violation_is_certified():
     """d(a,c) >= l with d(a,b), d(b,c) <= u and l > 4u: infeasible in any Euclidean embedding."""
     rng = np.random.default_rng(3)
@@ -77,6 +78,7 @@ def digits():
     return G0, [(count, seed, C, feasibility_margin(G0, C)) for count, seed, C in sets]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(SOLVERS))
 def test_digits_sets_straddling_the_feasibility_boundary(digits, name):
     """Kulis et al.'s Digits setting (rank-16 linear kernel, idealized constraints, 100-320 of them):
@@ -104,6 +106,7 @@ def test_digits_sets_straddling_the_feasibility_boundary(digits, name):
     assert kinds["feasible"] >= 5 and kinds["infeasible"] >= 5 and kinds["refused"] >= 3 and kinds["converged"] >= 5
 
 
+@pytest.mark.slow
 def test_a_feasible_slow_set_is_solved_not_refused(digits):
     """200 constraints, seed 2: strictly feasible (margin ~0.06) but slow; the old stall heuristic refused it."""
     G0, sets = digits
@@ -124,16 +127,8 @@ def trace_margins(digits):
 
 def verify_weak_duality(G0, C, cert):
     """log Z(gamma) below log lambda_min(W1): log Z recomputed densely from the weights in the range of K0."""
-    trace = float(np.sum(G0 * G0))
-    U, s, _ = np.linalg.svd(G0, full_matrices=False)
-    A = constraint_matrices(U, C)
-    names = [KINDS[k] for k in C.kind]
-    Cm = np.array([a - b / trace * np.eye(len(s)) if n.endswith(("le", "eq")) else b / trace * np.eye(len(s)) - a
-                   for a, n, b in zip(A, names, C.bound)])
-    E = np.diag(np.log(s ** 2 / trace)) - np.tensordot(cert["weights"], Cm, axes=1)
-    ev = np.linalg.eigvalsh(E)
-    log_z = ev.max() + math.log(np.exp(ev - ev.max()).sum())
-    assert log_z < np.log(s ** 2 / trace).min()
+    _, log_w1, _, log_z = definiteboost_dense(G0, C, cert["weights"])
+    assert log_z < np.diag(log_w1).min()
 
 
 #: The trace-preserving problem converges within max_steps on every set at least this far inside the
@@ -141,6 +136,7 @@ def verify_weak_duality(G0, C, cert):
 CONVERGES_ABOVE = {"approximate": 0.1, "exact": 0.05}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("projection", ["approximate", "exact"])
 def test_definiteboost_on_digits_sets(digits, trace_margins, projection):
     """The trace-preserving problem on five sets: no feasible set is refused and a refusal carries its
