@@ -2,10 +2,13 @@
 
 Helpers the test modules share are in tests/helpers.py (import them from there, not from here)."""
 
+import builtins
+import importlib.util
 import inspect
 import os
 import pkgutil
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -71,14 +74,17 @@ def inproc(capfd, monkeypatch):
 
 # ---- the fast tier imports every module (``make test-fast``: ``pytest -m "not slow" --every-module``) ----
 #
-# A module counts as imported when a test module whose tests ran imports it (at its top, directly or
-# through the package's own module-level imports) or when it was first imported while the tests ran.
-# Modules that only the collection of deselected (slow) test files imported do not count.
+# Every module of the package imported in a test process counts, except those only the test files whose
+# tests did not run (deselected as slow, or run by another pytest-xdist worker) import at their top
+# (directly or through the package's module-level imports) and no import statement executed while the
+# tests ran names (a test's own ``from kernlearn_cli.x import y`` inside its body counts).
 
 #: Modules no in-process test can import, with the reason; every other module of kernlearn_cli must be.
 NOT_IMPORTABLE = {"kernlearn_cli.__main__": "runs the command line when imported (`python -m kernlearn_cli`)"}
-COLLECTED = pytest.StashKey[set]()      # package modules imported once collection finished
+TESTS = Path(__file__).resolve().parent
 RAN = pytest.StashKey[set]()            # the test modules whose tests ran in this process
+NAMED = pytest.StashKey[set]()          # package modules named by import statements while the tests ran
+REAL_IMPORT = pytest.StashKey[object]()
 IMPORTED = pytest.StashKey[set]()       # the controller (pytest-xdist): what the workers' tests imported
 MISSING = pytest.StashKey[list]()
 
@@ -98,7 +104,7 @@ def referenced_modules(modules) -> set[str]:
     parent packages."""
     found, todo = set(), list(modules)
     while todo:
-        for value in vars(todo.pop()).values():
+        for value in list(vars(todo.pop()).values()):
             name = value.__name__ if inspect.ismodule(value) else getattr(value, "__module__", None)
             if isinstance(name, str) and package_modules([name]) and name not in found and name in sys.modules:
                 found.add(name)
@@ -107,7 +113,21 @@ def referenced_modules(modules) -> set[str]:
 
 
 def pytest_collection_finish(session):
-    session.config.stash[COLLECTED] = package_modules(sys.modules)
+    """From here on, record the package modules each import statement names (cached ones too)."""
+    if not session.config.getoption("every_module"):
+        return
+    named, real = session.config.stash.setdefault(NAMED, set()), builtins.__import__
+
+    def recording(name, globals=None, locals=None, fromlist=(), level=0):
+        module = real(name, globals, locals, fromlist, level)
+        if level:
+            name = importlib.util.resolve_name("." * level + name, (globals or {}).get("__package__") or "")
+        if package_modules([name]):
+            named.update([name, *(f"{name}.{item}" for item in fromlist or ())])
+        return module
+
+    session.config.stash[REAL_IMPORT] = real
+    builtins.__import__ = recording
 
 
 def pytest_runtest_setup(item):
@@ -125,8 +145,12 @@ def pytest_sessionfinish(session, exitstatus):
     config = session.config
     if not config.getoption("every_module"):
         return
-    imported = (referenced_modules(config.stash.get(RAN, set()))
-                | package_modules(sys.modules) - config.stash.get(COLLECTED, set()))
+    builtins.__import__ = config.stash.get(REAL_IMPORT, builtins.__import__)
+    ran = config.stash.get(RAN, set())
+    tests = {m for m in list(sys.modules.values()) if str(getattr(m, "__file__", "")).startswith(str(TESTS))}
+    named = [sys.modules[n] for n in config.stash.get(NAMED, set()) if n in sys.modules]
+    kept = referenced_modules(ran) | referenced_modules(named) | {m.__name__ for m in named}
+    imported = package_modules(sys.modules) - (referenced_modules(tests - ran) - kept)
     if hasattr(config, "workerinput"):                        # an xdist worker: the controller checks
         config.workeroutput["kernlearn_modules"] = sorted(imported)
         return

@@ -332,7 +332,6 @@ def test_a_components_error_names_the_component_and_config_not_another(tmp_path)
     assert "trin" not in str(err.value)
 
 
-@pytest.mark.slow
 def test_show_prints_checks_settings_a_failed_cell_and_cells_by_number(tmp_path, inproc):
     """`kernlearn show` prints each certificate check against its tolerance and the solver's settings;
     a failed cell shows its failed.json (not FileNotFoundError); a cell is found by its number (as
@@ -342,7 +341,7 @@ def test_show_prints_checks_settings_a_failed_cell_and_cells_by_number(tmp_path,
 
     cfg = config(tmp_path, grid={"constraints.count": [10, 30]}, solver={"name": "burg", "slack": 1.0, "tol": 1e-4})
     out = tmp_path / "out"
-    assert kernlearn("run", cfg, "--out", out).returncode == 0
+    assert inproc("run", cfg, "--out", out)[0] == 0
     first, second = expand(load(cfg))
     code, shown, err = inproc("show", out / first.id)
     assert code == 0, err

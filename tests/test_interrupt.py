@@ -128,6 +128,7 @@ def test_memory_error_is_one_paragraph_naming_the_step(monkeypatch, inproc, tmp_
         raise MemoryError
 
     monkeypatch.setattr("kernlearn_cli.kernels.eigh", no_memory)
+    monkeypatch.chdir(tmp_path)        # K0's factor is memoised per working folder: an earlier run's would skip eigh
     cfg = {"name": "oom", "seed": 0, "dataset": {"name": "iris"}, "kernel": {"name": "rbf"},
            "constraints": {"name": "random_pairs", "count": 5}, "solver": {"name": "burg"}, "evaluate": []}
     (tmp_path / "cfg.yaml").write_text(yaml.safe_dump(cfg))
