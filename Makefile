@@ -9,7 +9,7 @@ ifneq ($(wildcard $(MIRROR)/MANIFEST.json),)
 export KERNLEARN_DATA_MIRROR ?= $(MIRROR)
 endif
 
-.PHONY: install run test lint bench certified kulis2006 tsuda2005 hu2013 zhang2012 li2009 reproduce reproduce-quick slurm-test clean
+.PHONY: install run test test-fast lint bench certified kulis2006 tsuda2005 hu2013 zhang2012 li2009 reproduce reproduce-quick slurm-test clean
 
 install: $(VENV)/.installed
 
@@ -22,8 +22,11 @@ $(VENV)/.installed: pyproject.toml
 run: install                      ## quick Burg run on iris (bundled with scikit-learn)
 	$(KL) run configs/quick.yaml
 
-test: install                     ## the test suite, two test files at a time (pytest-xdist)
+test: install                     ## before committing: the whole suite, two test files at a time (pytest-xdist)
 	$(PY) -m pytest -n 2 --dist loadfile
+
+test-fast: install                ## while working: the tests not marked slow (about a minute once `kernlearn warmup` compiled), importing every module
+	$(PY) -m pytest -n 2 --dist loadfile -m "not slow" --every-module
 
 lint: install                     ## ruff (the rules are in pyproject.toml)
 	$(PY) -m ruff check kernlearn_cli tests benchmarks configs

@@ -2,6 +2,7 @@
 
 import numpy as np
 
+from kernlearn_cli.solvers import _trin_problem as trin_problem
 from kernlearn_cli.types import KINDS
 
 
@@ -156,3 +157,46 @@ def von_neumann_slack_dual_reference(G0, constraints, gamma):
     objective = float(np.sum(ev * np.log(ev)) - np.sum(np.diag(M) * np.log(lam0)) - ev.sum() + lam0.sum()
                       + (0.0 if hard else gamma * np.sum(bhat * np.log(bhat / b) - bhat + b)))
     return U @ M @ U.T, bhat, objective
+
+
+def definiteboost_dense(G0, constraints, weights):
+    """DefiniteBoost's trace-one matrix for dual weights gamma, densely on the range of K0 = G0 G0^T:
+    W = exp(log W1 - sum_j gamma_j C_j) / Z with W1 = K0 / tr K0 and C_j = A_j - b_j / tr K0 I for
+    ``le``/``eq`` rows, b_j / tr K0 I - A_j for ``ge`` rows (Tsuda et al. 2005, eq. 9).
+
+    Returns (U, log W1, W, log Z): U an orthonormal basis of the range (K = tr K0 U W U^T) and log W1,
+    W in that basis.
+    """
+    U, s, _ = np.linalg.svd(G0, full_matrices=False)
+    U, s = U[:, s > s[0] * 1e-12], s[s > s[0] * 1e-12]
+    trace = float(np.sum(s ** 2))
+    eye = np.eye(len(s))
+    Cm = np.array([a - b / trace * eye if KINDS[k].endswith(("le", "eq")) else b / trace * eye - a
+                   for a, k, b in zip(constraint_matrices(U, constraints), constraints.kind, constraints.bound)])
+    log_w1 = np.diag(np.log(s ** 2 / trace))
+    ev, V = np.linalg.eigh(log_w1 - np.tensordot(weights, Cm, axes=1))
+    log_z = ev.max() + np.log(np.exp(ev - ev.max()).sum())
+    W = (V * np.exp(ev - log_z)) @ V.T
+    return U, log_w1, W, log_z
+
+
+def trin_constraint_matrices(constraints, n, loss):
+    """The constraint matrices of Table 2, built explicitly."""
+    out = []
+    if loss in trin_problem.TRIPLET_LOSSES:
+        for i, j, k in zip(constraints.i, constraints.j, constraints.k):
+            A = np.zeros((n, n))
+            for (a, b), v in {(i, j): -1, (j, i): -1, (i, k): 1, (k, i): 1, (j, j): 1, (k, k): -1}.items():
+                A[a, b] += v
+            out.append(A)
+        return out
+    i, j, similar, _ = trin_problem._pairs_from(constraints)
+    for a, b, s in zip(i, j, similar):
+        A = np.zeros((n, n))
+        if loss == "itml":
+            A[a, a] = A[b, b] = 1
+            A[a, b] = A[b, a] = -1
+        else:
+            A[a, b] = A[b, a] = 1.0 if s else -1.0
+        out.append(A)
+    return out

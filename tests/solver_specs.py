@@ -20,10 +20,9 @@ from kernlearn_cli.constraints.labeled import labeled_subset
 from kernlearn_cli.constraints.must_cannot import must_cannot
 from kernlearn_cli.data.synthetic import two_gaussians
 
-from test_burg import feasible_instance
-from test_definiteboost import instance as db_instance
-from test_meg import random_factor, stream
-from test_trin import instance as trin_instance
+from helpers import definiteboost_instance as db_instance
+from helpers import feasible_instance, random_factor, trin_instance
+from helpers import meg_stream as stream
 
 
 # ---- instances: (G0, constraints, keyword arguments) per registered solver --------------------

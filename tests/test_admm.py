@@ -116,6 +116,7 @@ def test_half_step_matches_dense_solve():
         np.testing.assert_allclose(out[i], np.linalg.solve(A, c), rtol=1e-10, atol=1e-12)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("make", [lambda: chessboard(n=40, seed=0), lambda: two_gaussians(n=60, dim=10, seed=2)])
 def test_admm_reaches_the_sdp_optimum(make):
     pytest.importorskip("cvxpy")
@@ -198,13 +199,14 @@ def test_admm_bad_input():
         admm(None, Constraints.from_lists([0], [1], ["dist_le"], [1.0]), dataset=ds, rng=rng)
 
 
+@pytest.mark.slow
 def test_cli_run_writes_what_the_objective_needs(tmp_path):
     """End to end: the factors file alone recomputes the objective (laplacian CSR, pairs, gamma,
     pair_count), and a user mistake (rank > n) is one clear error."""
     import h5py
     import yaml
 
-    from conftest import kernlearn
+    from helpers import kernlearn
 
     cfg = {"name": "admm_cli", "seed": 0, "dataset": {"name": "chessboard", "n": 40},
            "constraints": {"name": "must_cannot"},

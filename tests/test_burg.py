@@ -8,33 +8,13 @@ import pytest
 
 from kernlearn_cli.errors import ConfigError, DataError, InfeasibleError
 from kernlearn_cli.solvers.burg import burg
-from kernlearn_cli.types import PAIR_KINDS, Constraints
+from kernlearn_cli.types import Constraints
 
+from helpers import feasible_instance, relative_violation
 from reference import burg_divergence_dense, burg_convex_reference
 
 
-def feasible_instance(seed, n=40, r=6, c=25, kinds=PAIR_KINDS, full_rank=False):
-    """Random G0 and constraints that a known K* = G0 M* G0^T satisfies (so a solution exists)."""
-    rng = np.random.default_rng(seed)
-    G0 = rng.standard_normal((n, n if full_rank else r))
-    R = rng.standard_normal((G0.shape[1],) * 2) * 0.3
-    Kstar = G0 @ (np.eye(G0.shape[1]) + R @ R.T) @ G0.T
-    i = rng.integers(0, n, c)
-    j = (i + 1 + rng.integers(0, n - 1, c)) % n
-    kind = rng.choice(kinds, c)
-    dist = Kstar[i, i] + Kstar[j, j] - 2 * Kstar[i, j]
-    sim = Kstar[i, j]
-    val = np.where(np.char.startswith(kind.astype(str), "dist"), dist, sim)
-    slackv = 0.1 * np.abs(val) + 0.05
-    bound = np.select([np.char.endswith(kind.astype(str), "le"), np.char.endswith(kind.astype(str), "ge")],
-                      [val + slackv, val - slackv], val)
-    return G0, Constraints.from_lists(i, j, kind, bound)
-
-
-def relative_violation(G, C):
-    return C.violations(G) / np.maximum(np.abs(C.bound), 1e-12)
-
-
+@pytest.mark.slow
 @pytest.mark.parametrize("seed", range(6))
 @pytest.mark.parametrize("full_rank", [False, True])
 def test_matches_convex_solver_reference(seed, full_rank):
@@ -45,12 +25,13 @@ def test_matches_convex_solver_reference(seed, full_rank):
     K0 = G0 @ G0.T
     Kref, obj_ref = burg_convex_reference(G0, C)
     assert res.converged
-    assert abs(res.objective - obj_ref) <= 1e-4 * abs(obj_ref)
+    # measured over the 12 cases: objective within 7.1e-8 of the reference, K within 1.2e-6 (relative)
+    assert abs(res.objective - obj_ref) <= 1e-6 * abs(obj_ref)
     assert abs(burg_divergence_dense(K, K0) - res.objective) <= 1e-6 * abs(obj_ref)
     assert relative_violation(res.G, C).max() <= 1e-6
     assert np.linalg.matrix_rank(K, tol=1e-8 * np.abs(K).max()) == np.linalg.matrix_rank(K0)
     assert np.linalg.eigvalsh(K).min() >= -1e-9 * np.abs(K).max()
-    assert np.abs(K - Kref).max() <= 1e-3 * np.abs(Kref).max()
+    assert np.abs(K - Kref).max() <= 3e-5 * np.abs(Kref).max()
 
 
 def test_single_projection_closed_form():

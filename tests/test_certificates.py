@@ -18,9 +18,9 @@ from kernlearn_cli.registry import solvers
 from kernlearn_cli.solvers.protocol import Certificate, ConvergenceWarning, finish
 from kernlearn_cli.types import KINDS, SolverResult
 
-from reference import burg_divergence_dense, constraint_matrices
+from helpers import slow_for
+from reference import burg_divergence_dense, constraint_matrices, trin_constraint_matrices
 from solver_specs import INSTANCES
-from test_trin import dense_A
 
 
 def solve(name, seed, **extra):
@@ -115,12 +115,12 @@ def test_definiteboost_certificate_recomputes():
     assert abs(delta + log_z) <= 1e-6
 
 
-@pytest.mark.parametrize("name", ["trin", "pr_cg"])
+@pytest.mark.parametrize("name", slow_for(["trin", "pr_cg"], {"pr_cg"}))
 def test_trin_certificate_bounds_the_gap(name):
     res, G0, C, kw = solve(name, 0)
     n = G0.shape[0]
     K, K0 = res.G @ res.G.T, G0 @ G0.T
-    A = dense_A(C, n, "log")
+    A = trin_constraint_matrices(C, n, "log")
     x = np.einsum("kij,ij->k", A, K)
     w = kw["gamma"] / res.info["labeled"]
     grad = w * np.tensordot(-2.0 / (1.0 + np.exp(2.0 * x)), A, axes=1) + np.linalg.inv(K0) - np.linalg.inv(K)
@@ -138,6 +138,7 @@ def test_trin_certificate_bounds_the_gap(name):
     assert better.objective >= f - bound - 1e-12 * abs(f)
 
 
+@pytest.mark.slow
 def test_nystrom_prior_certificate_bounds_the_gap():
     cp = pytest.importorskip("cvxpy")
     res, _, C, kw = solve("nystrom_prior", 0, gap_tol=1e-8)
@@ -176,6 +177,7 @@ def test_admm_certificate_recomputes():
     assert res.history["primal"][-1] <= res.certificate["checks"]["primal_residual"]["tol"] * size * (1 + 1e-12)
 
 
+@pytest.mark.slow
 def test_pcp_sdp_certificate_recomputes():
     pytest.importorskip("cvxpy")
     res, _, C, _ = solve("pcp_sdp", 0)
@@ -199,7 +201,7 @@ def test_convergence_does_not_apply(name):
         assert f["bound_holds"] == (f["cumulative_loss"] <= f["loss_bound"])
 
 
-@pytest.mark.parametrize("name", sorted(INSTANCES))
+@pytest.mark.parametrize("name", slow_for(sorted(INSTANCES), {"pr_cg"}))
 def test_converged_is_earned_and_the_certificate_is_stored(name, tmp_path):
     """converged == all checks met (None where it does not apply); the factors file keeps it all."""
     if name == "pcp_sdp":

@@ -10,11 +10,10 @@ import pandas as pd
 import pytest
 import yaml
 
-from conftest import gyrb_standin, has_mirror, kernlearn
+from helpers import REPO, gyrb_standin, has_mirror, kernlearn
 from kernlearn_cli.io import read_factors
 from reference import burg_divergence_dense
 
-REPO = Path(__file__).resolve().parents[1]
 
 
 def config(tmp_path, **parts):
@@ -27,6 +26,7 @@ def config(tmp_path, **parts):
     return path
 
 
+@pytest.mark.slow
 def test_run_writes_contract_outputs_and_resumes(tmp_path):
     cfg = config(tmp_path, grid={"constraints.count": [10, 30], "seed": "range(2)"})
     out = tmp_path / "out"
@@ -53,6 +53,7 @@ def test_run_writes_contract_outputs_and_resumes(tmp_path):
     assert coll.returncode == 0 and "± " in coll.stdout and (out / "table.csv").is_file()
 
 
+@pytest.mark.slow
 def test_initial_factor_is_kept_once_per_results_folder(tmp_path):
     """K0's factor is one file in OUT/shared/ for all the cells that share it (named by its content),
     linked from each factors file, which still recomputes the objective; a cell folder moved alone
@@ -78,6 +79,7 @@ def test_initial_factor_is_kept_once_per_results_folder(tmp_path):
         read_factors(moved / "factors.h5")
 
 
+@pytest.mark.slow
 def test_same_cell_same_bits_whatever_runs_it(tmp_path):
     cfg = config(tmp_path, grid={"seed": "range(3)"})
     assert kernlearn("run", cfg, "--out", tmp_path / "all").returncode == 0
@@ -92,6 +94,7 @@ def test_same_cell_same_bits_whatever_runs_it(tmp_path):
     assert ra == rb
 
 
+@pytest.mark.slow
 def test_same_bits_whatever_blas_threads_the_machine_has(tmp_path):
     """A cell computes under KERNLEARN_BLAS_THREADS threads, including the initial and reference
     factors that ``run`` prepares (and memoises) before the cells start: with 1 or 2 OpenBLAS threads
@@ -110,6 +113,7 @@ def test_same_bits_whatever_blas_threads_the_machine_has(tmp_path):
     assert records[0] == records[1]
 
 
+@pytest.mark.slow
 def test_plan_and_list(tmp_path):
     res = kernlearn("plan", config(tmp_path, grid={"constraints.count": [1, 2], "seed": "range(3)"}))
     assert res.returncode == 0 and "6 cell(s)" in res.stdout and res.stdout.splitlines()[5].startswith("   5")
@@ -121,6 +125,7 @@ def test_plan_and_list(tmp_path):
     assert res.returncode != 0 and "Did you mean 'burg'?" in res.stderr and "Traceback" not in res.stderr
 
 
+@pytest.mark.slow
 def test_gyrb_config_on_synthetic_standin(tmp_path):
     """configs/gyrb_burg.yaml runs once a kernel is in <data home>/gyrb: here a synthetic 52 x 52 stand-in."""
     home = gyrb_standin(tmp_path / "home")
@@ -130,6 +135,7 @@ def test_gyrb_config_on_synthetic_standin(tmp_path):
     assert "2 cell(s) run" in res.stderr and "knn_accuracy" in res.stdout
 
 
+@pytest.mark.slow
 def test_infeasible_cell_fails_alone_with_its_reason(tmp_path):
     """A cell whose constraints are certified infeasible writes no result, only failed.json (the other
     bad inputs are in tests/test_failures.py)."""
@@ -151,6 +157,7 @@ def test_infeasible_cell_fails_alone_with_its_reason(tmp_path):
     assert json.loads(failed.read_text())["certificate"]
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not has_mirror(), reason="needs KERNLEARN_DATA_MIRROR (../shared/datasets)")
 def test_checksum_mismatch_on_download(tmp_path):
     mirror = tmp_path / "mirror"
@@ -171,6 +178,7 @@ def without_timing(csv):
     return df[[c for c in df.columns if not c.startswith("seconds")]]
 
 
+@pytest.mark.slow
 def test_jobs_and_array_tasks_give_the_same_table(tmp_path):
     cfg = config(tmp_path, grid={"constraints.count": [10, 30], "seed": "range(2)"})
     one = kernlearn("run", cfg, "--out", tmp_path / "one")
@@ -184,6 +192,7 @@ def test_jobs_and_array_tasks_give_the_same_table(tmp_path):
     assert tables[0].equals(tables[1]) and tables[0].equals(tables[2])
 
 
+@pytest.mark.slow
 def test_records_carry_the_solvers_cpu_seconds(tmp_path):
     """Beside the solver's wall-clock seconds a record has its CPU seconds (a busy machine does not
     stretch them in a single-threaded cell): within the whole cell's CPU time, in the timing table,
@@ -198,6 +207,7 @@ def test_records_carry_the_solvers_cpu_seconds(tmp_path):
     assert res.returncode == 0, res.stderr
 
 
+@pytest.mark.slow
 def test_collect_pivot_latex_into_and_plot(tmp_path):
     cfg = config(tmp_path, grid={"constraints.count": [10, 30], "seed": "range(2)"})
     assert kernlearn("run", cfg, "--out", tmp_path / "out").returncode == 0
@@ -213,6 +223,7 @@ def test_collect_pivot_latex_into_and_plot(tmp_path):
     assert res.returncode == 0 and (tmp_path / "fig.png").read_bytes()[:4] == b"\x89PNG"
 
 
+@pytest.mark.slow
 def test_tables_and_figures_mark_unconverged_cells(tmp_path):
     """A cell whose certificate is not met is counted, marked † in paper tables and ringed in figures."""
     from kernlearn_cli.report.figures import plot_curves
@@ -235,6 +246,7 @@ def test_tables_and_figures_mark_unconverged_cells(tmp_path):
     assert set(record["certificate"]) >= {"converged", "rule", "checks", "figures", "stopped_by", "worst"}
 
 
+@pytest.mark.slow
 def test_slurm_script_and_scheduler_mistakes(tmp_path):
     cfg = config(tmp_path, grid={"seed": "range(5)"})
     res = kernlearn("slurm", cfg, "--out", tmp_path / "out", "--cells-per-task", 2, "--partition", "short",
@@ -273,6 +285,7 @@ def test_float_grid_settings_are_settings_not_metrics(tmp_path):
     np.testing.assert_allclose(table["acc_mean"], [0.51, 0.6])
 
 
+@pytest.mark.slow
 def test_show_prints_a_cells_provenance_that_tables_ignore(tmp_path):
     """Every record carries its provenance (commit, versions, BLAS and its threads, host, start and
     wall time); `kernlearn show` prints it, `collect` leaves it out of the tables."""
@@ -300,6 +313,7 @@ def test_show_prints_a_cells_provenance_that_tables_ignore(tmp_path):
     assert missing.returncode != 0 and "no cell 'no-such-cell'" in missing.stderr and "Traceback" not in missing.stderr
 
 
+@pytest.mark.slow
 def test_a_components_error_names_the_component_and_config_not_another(tmp_path):
     """Library code names its own parameters; the runner adds where they were set: the graph's
     k is the kernel's neighbors here (not 'solver.neighbors'), pr_cg's triplet check says pr_cg."""
@@ -327,7 +341,7 @@ def test_show_prints_checks_settings_a_failed_cell_and_cells_by_number(tmp_path,
 
     cfg = config(tmp_path, grid={"constraints.count": [10, 30]}, solver={"name": "burg", "slack": 1.0, "tol": 1e-4})
     out = tmp_path / "out"
-    assert kernlearn("run", cfg, "--out", out).returncode == 0
+    assert inproc("run", cfg, "--out", out)[0] == 0
     first, second = expand(load(cfg))
     code, shown, err = inproc("show", out / first.id)
     assert code == 0, err

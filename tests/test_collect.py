@@ -44,7 +44,7 @@ def test_paper_table_refuses_to_pool_what_the_long_table_keeps_apart(two_runs):
     mixed = pooled_settings(df, ["constraints.count", "solver"])
     assert list(mixed) == [(10, "burg"), (30, "burg")]
     assert mixed[(10, "burg")] == {"evaluate": {json.dumps(K1): 3, json.dumps(K5): 3}}
-    with pytest.raises(ConfigError) as refused:
+    with pytest.raises(ConfigError, match="2 entries would average cells whose settings differ") as refused:
         pivot(df, "knn_accuracy", "constraints.count", "solver")
     text = str(refused.value)
     assert "2 entries would average cells whose settings differ apart from the seed" in text

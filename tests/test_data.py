@@ -9,6 +9,7 @@ import functools
 import http.server
 import inspect
 import json
+import os
 import shutil
 import threading
 from collections import Counter
@@ -21,14 +22,15 @@ from kernlearn_cli.data import bundled, catalogue, uci, user
 from kernlearn_cli.errors import ConfigError, DataError
 from kernlearn_cli.registry import datasets
 
-from conftest import MIRROR  # noqa: E402
+from helpers import mirror_dir
 
 
 @pytest.fixture(scope="module")
 def manifest():
-    if not (MIRROR / "MANIFEST.json").is_file():
-        pytest.skip(f"no MANIFEST.json in {MIRROR}")
-    return {d["directory"]: d for d in json.loads((MIRROR / "MANIFEST.json").read_text())["datasets"]}
+    mirror = mirror_dir()
+    if mirror is None or not (mirror / "MANIFEST.json").is_file():
+        pytest.skip(f"no MANIFEST.json in the dataset mirror ({mirror})")
+    return {d["directory"]: d for d in json.loads((mirror / "MANIFEST.json").read_text())["datasets"]}
 
 
 def counts(ds):
@@ -119,6 +121,18 @@ def test_invalid_values(empty_home, call, key):
         call()
 
 
+def test_home_fixture_reads_the_configured_mirror(tmp_path, monkeypatch, request):
+    """The ``home`` fixture feeds from ``KERNLEARN_DATA_MIRROR`` when it names a folder (it used to
+    take ../shared/datasets whatever the variable said, and skip where that folder is absent)."""
+    if mirror_dir() is None:
+        pytest.skip("no dataset mirror to copy sonar from")
+    shutil.copytree(mirror_dir() / "sonar", tmp_path / "mirror" / "sonar")
+    monkeypatch.setenv("KERNLEARN_DATA_MIRROR", str(tmp_path / "mirror"))
+    home = request.getfixturevalue("home")
+    assert catalogue.fetch("sonar")["sonar.all-data"] == home / "sonar" / "sonar.all-data"
+    assert Path(os.environ["KERNLEARN_DATA_MIRROR"]) == tmp_path / "mirror"
+
+
 def test_fetch_keeps_verified_file_and_verify(home, monkeypatch):
     paths = catalogue.fetch("sonar")
     assert paths["sonar.all-data"] == home / "sonar" / "sonar.all-data"
@@ -161,11 +175,11 @@ def test_verify_fetched_bundled_files_checked(home, inproc):
 
 def test_tampered_mirror_rejected(home, tmp_path, monkeypatch):
     mirror = tmp_path / "mirror"
-    shutil.copytree(MIRROR / "sonar", mirror / "sonar")
+    shutil.copytree(mirror_dir() / "sonar", mirror / "sonar")
     data = mirror / "sonar" / "sonar.all-data"
     data.write_bytes(data.read_bytes().replace(b"0.0200", b"0.0201", 1))
     monkeypatch.setenv("KERNLEARN_DATA_MIRROR", mirror.as_uri())  # file:// prefix form
-    with pytest.raises(DataError) as err:
+    with pytest.raises(DataError, match="sonar/sonar.all-data") as err:
         uci.sonar()
     msg = str(err.value)
     assert "sonar/sonar.all-data" in msg and catalogue.CATALOGUE["sonar"][0].sha256 in msg
@@ -179,7 +193,7 @@ class QuietHandler(http.server.SimpleHTTPRequestHandler):
 
 
 def test_http_mirror(home, monkeypatch):
-    handler = functools.partial(QuietHandler, directory=str(MIRROR))
+    handler = functools.partial(QuietHandler, directory=str(mirror_dir()))
     with http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler) as server:
         threading.Thread(target=server.serve_forever, daemon=True).start()
         monkeypatch.setenv("KERNLEARN_DATA_MIRROR", f"http://127.0.0.1:{server.server_address[1]}/")

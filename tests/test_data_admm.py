@@ -100,6 +100,7 @@ def test_registered_with_keyword_params():
 
 # ---------------------------------------------------------------- adult approximations
 
+@pytest.mark.slow
 def test_adult_approx(home):
     pool = uci.adult_a1a(split="all")
     keys = {row.tobytes() + bytes([label]) for row, label in zip(pool.X, pool.y)}
@@ -115,6 +116,7 @@ def test_adult_approx(home):
         assert np.array_equal(ds.X, pool.X[rows]) and np.array_equal(ds.y, pool.y[rows])
 
 
+@pytest.mark.slow
 def test_adult_approx_deterministic(home):
     a, b, c = uci.adult_a4a_approx(), uci.adult_a4a_approx(), uci.adult_a4a_approx(subset_seed=1)
     assert np.array_equal(a.X, b.X) and np.array_equal(a.y, b.y)

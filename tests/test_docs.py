@@ -35,9 +35,8 @@ import numpy as np
 import pytest
 import yaml
 
-from conftest import has_mirror
+from helpers import REPO, has_mirror
 
-REPO = Path(__file__).resolve().parents[1]
 README = REPO / "README.md"
 DOCS = [README, *sorted((REPO / "docs").glob("*.md"))]      # docs/papers/*.md are generated: not here
 QUICK = "configs/quick.yaml"
@@ -65,16 +64,25 @@ class Entry:
     parse: tuple = ()           # command lines checked with --help (default: the doc line, brackets dropped)
     xfail: str = ""             # a known failure being fixed (strict: the test says when it passes)
     needs_mirror: bool = False  # runs only when the dataset mirror is there (else it would download)
+    expect: tuple = ()          # run: what its output must contain (regexes) and the files it writes ("file:GLOB")
 
 
-def run(*lines: str, xfail: str = "", needs_mirror: bool = False) -> Entry:
-    """Runs, as written (no arguments) or as each of ``lines``."""
-    return Entry(runs=lines or ("",), xfail=xfail, needs_mirror=needs_mirror)
+def run(*lines: str, expect: tuple, xfail: str = "", needs_mirror: bool = False) -> Entry:
+    """Runs, as written (no arguments) or as each of ``lines``; ``expect``: regexes (multiline) one of
+    the lines' stdout or stderr must match, and ``file:GLOB`` patterns a file of the folder must match."""
+    return Entry(runs=lines or ("",), xfail=xfail, needs_mirror=needs_mirror, expect=expect)
 
 
 def not_run(reason: str, *parse: str) -> Entry:
     return Entry(reason=reason, parse=parse)
 
+
+PAPERS = ("kulis2006", "tsuda2005", "hu2013", "zhang2012", "li2009")
+#: What the quick run's table shows (collect), the tiny study's verdict and its quick settings (one count, 10,
+#: so the statement's row 30 is missing).
+QUICK_TABLE = (r"^\| +100 \| 0\.\d{4} ± 0\.\d{4} \|.*\| 3/3 +\| max_violation [\d.]+ ≤ 0\.001 +\| +3 \|$",)
+TINY_OK = r"^## tinypaper: 1 statement\(s\), 1 tested: 1 reproduced$"
+TINY_QUICK = (r"^## tinypaper: 1 statement\(s\), 1 tested: 1 missing$", "file:results/quick/tables/tinypaper_verdicts.csv")
 
 TINY_STANDIN = "PAPER is a tiny study (2 cells, seconds) that stands in for a paper's study (hours)"
 
@@ -89,85 +97,106 @@ COMMANDS = {
     "kernlearn reproduce li2009 --launcher slurm --partition short --time 02:00:00":
         not_run("submits job arrays with sbatch: needs a SLURM cluster (tests/test_slurm.py runs it on one)"),
     "kernlearn reproduce hu2013 --no-run":
-        run("kernlearn reproduce PAPER --no-run"),              # hu2013's cells take hours: TINY_STANDIN
+        run("kernlearn reproduce PAPER --no-run",               # hu2013's cells take hours: TINY_STANDIN
+            expect=(TINY_OK, "file:results/tables/tinypaper_verdicts.csv", "file:docs/papers/tinypaper.md")),
     "kernlearn reproduce all --check":
-        run(),
+        run(expect=tuple(rf"^{paper}: ok \(\d+ experiment\(s\), \d+ cell\(s\)" for paper in PAPERS)),
     "kernlearn reproduce li2009 --plan":
-        run(),
+        run(expect=(r"^li2009: experiment \| cells \| archived \| left", r"^  total: \d+ cell\(s\) left, about \w+ of compute")),
     "kernlearn reproduce li2009 --budget 40m":
         not_run("runs the Li et al. study for up to 40 minutes (`reproduce PAPER --budget 40m` runs on a tiny study)"),
     # README.md: command line
     "kernlearn run CONFIG":
-        run(),
+        run(expect=(r"^9 cell\(s\) run, 0 already finished, 0 failed, results in results/quick_iris_burg$",
+                    "file:results/quick_iris_burg/table.csv")),
     "kernlearn run CONFIG --out DIR --set solver.tol=1e-6 --seed 3 --jobs 4 -v":
         # a new folder: the quick run's folder refuses a different config (by design)
-        run("kernlearn run CONFIG --out results/overrides --set solver.tol=1e-6 --seed 3 --jobs 4 -v"),
+        run("kernlearn run CONFIG --out results/overrides --set solver.tol=1e-6 --seed 3 --jobs 4 -v",
+            expect=(r"^3 cell\(s\) run, 0 already finished, 0 failed, results in results/overrides$",
+                    r"\| dual_change [\d.e-]+ ≤ 1e-06 +\|")),           # the tolerance set is the one used
     'kernlearn run CONFIG --set "grid.seed=range(3)"':
-        run(),
+        run(expect=(r"^0 cell\(s\) run, 9 already finished, 0 failed",)),    # the quick run's seeds are 0, 1, 2
     "kernlearn plan CONFIG":
-        run(),
+        run(expect=(r"^9 cell\(s\)$", r"^ +8 +count-100_seed-2_\w+ +constraints.count=100, seed=2 ")),
     "kernlearn collect DIR... [--strict]":
-        run("kernlearn collect DIR --strict"),                   # (without --strict: the same on a finished run)
+        run("kernlearn collect DIR --strict",                    # (without --strict: the same on a finished run)
+            expect=QUICK_TABLE),
     "kernlearn collect DIR... -m nmi --rows constraints.count --cols solver --prefix T":
-        run(),
+        run(expect=(r"^\| +constraints.count \| burg +\|$", r"^\| +100 \| 0\.\d{3} ± 0\.\d{3} \|$",
+                    r"^All 9 cell\(s\) where convergence applies converged", "file:T.csv", "file:T.md", "file:T.tex")),
     "kernlearn plot DIR... -m nmi -o fig.png":
-        run(),
+        run(expect=(r"^fig.png$", "file:fig.png")),
     "kernlearn plot-history DIR... --mean --logx -o d.png":
-        run("kernlearn plot-history DIR --mean --logx -o d.png", "kernlearn plot-history DIR -k dual_change -o d2.png"),
+        run("kernlearn plot-history DIR --mean --logx -o d.png", "kernlearn plot-history DIR -k dual_change -o d2.png",
+            expect=(r"^3 line\(s\) of history 'dual_change'$", r"^9 line\(s\) of history 'dual_change'$", "file:d.png",
+                    "file:d2.png")),                             # --mean: one line per constraint count
     "kernlearn embed CELL_DIR new_points.npy":
-        run(f"kernlearn run nystrom.yaml --out {NYSTROM_DIR}", "kernlearn embed CELL_DIR new_points.npy"),
+        run(f"kernlearn run nystrom.yaml --out {NYSTROM_DIR}", "kernlearn embed CELL_DIR new_points.npy",
+            expect=(r"^results/nystrom/cell_\w+/embed_new_points.npy$", "file:results/nystrom/cell_*/embed_new_points.npy")),
     "kernlearn show CELL_DIR":
-        run(f"kernlearn run nystrom.yaml --out {NYSTROM_DIR}", "kernlearn show CELL_DIR"),
+        run(f"kernlearn run nystrom.yaml --out {NYSTROM_DIR}", "kernlearn show CELL_DIR",
+            expect=(r"^1 cell\(s\) run, 0 already finished, 0 failed, results in results/nystrom$",
+                    r"^ +cpu_seconds: \d", r"^ +blas_threads: \d+$")),
     "kernlearn show DIR_OR_ARCHIVE CELL_ID":
         not_run("a results folder and a cell id: tests/test_cli.py::test_show_prints_a_cells_provenance_that_tables_ignore"),
     "kernlearn list [KIND [NAME]]":
-        run("kernlearn list", "kernlearn list solvers", "kernlearn list solvers burg"),
+        run("kernlearn list", "kernlearn list solvers", "kernlearn list solvers burg",
+            expect=(r"^  svm_accuracy +Linear SVM", r"^  von_neumann +", r"^  sweeps = 'cyclic'$")),
     "kernlearn datasets fetch NAME":
-        run(needs_mirror=True),                                 # from the mirror into the test's data home
+        run(needs_mirror=True, expect=(r"^ok +\S+/data_home/iris/iris.data$",)),   # from the mirror into the test's data home
     "kernlearn datasets verify [NAME]":
-        run("kernlearn datasets verify", "kernlearn datasets verify NAME"),
+        run("kernlearn datasets verify", "kernlearn datasets verify NAME",
+            expect=(r"^wine +wine/wine.data +bundled \(scikit-learn\)$", r"^iris +iris/iris.data +ok$")),
     "kernlearn slurm CONFIG ...":
-        run("kernlearn slurm CONFIG"),                          # writes the script; sbatch is not called
+        run("kernlearn slurm CONFIG",                           # writes the script; sbatch is not called
+            expect=(r"^9 cell\(s\) in 9 array task\(s\); submit with: sbatch \S+/quick_iris_burg.sbatch$",
+                    "file:results/quick_iris_burg/slurm/quick_iris_burg.sbatch")),
     "kernlearn warmup":
-        run(),
+        run(expect=(r"^warmup: done in [\d.]+ s; numba cache: ", r"^trin +[\d.]+ s +ran on \d+ points")),
     "kernlearn reproduce PAPER|all [--quick] [--jobs N] [--launcher local|slurm]":
-        run("kernlearn reproduce PAPER --quick --jobs 1 --launcher local"),   # TINY_STANDIN; all: see above
+        run("kernlearn reproduce PAPER --quick --jobs 1 --launcher local",    # TINY_STANDIN; all: see above
+            expect=TINY_QUICK),
     # README.md: on a cluster
     "kernlearn slurm CONFIG --partition short --time 01:00:00 --mem 4G [--cells-per-task 5] [--account A --qos Q "
     "--sbatch-arg=--constraint=avx2 --max-array-size 1000]":
         run("kernlearn slurm CONFIG --partition short --time 01:00:00 --mem 4G --cells-per-task 5 --account A "
-            "--qos Q --sbatch-arg=--constraint=avx2 --max-array-size 1000"),
+            "--qos Q --sbatch-arg=--constraint=avx2 --max-array-size 1000",
+            expect=(r"^9 cell\(s\) in 2 array task\(s\); submit with: sbatch ",)),     # 5 cells per task
     "kernlearn collect results/<name> --strict":
-        run(),
+        run(expect=QUICK_TABLE),
     "kernlearn reproduce PAPER --launcher slurm [same sbatch options]":
         not_run("submits job arrays with sbatch: needs a SLURM cluster (tests/test_slurm.py runs it on one)",
                 "kernlearn reproduce PAPER --launcher slurm --partition short --time 01:00:00 --mem 4G --account A "
                 "--qos Q --sbatch-arg=--constraint=avx2 --max-array-size 1000"),
     # docs/studies.md: running a study
     "kernlearn reproduce PAPER|all [--quick] [--jobs N]":
-        run("kernlearn reproduce PAPER --jobs 1", "kernlearn reproduce PAPER --quick --jobs 1"),   # TINY_STANDIN
+        run("kernlearn reproduce PAPER --jobs 1", "kernlearn reproduce PAPER --quick --jobs 1",    # TINY_STANDIN
+            expect=(TINY_OK, *TINY_QUICK, r"^\[tinypaper\] burg: 2 cell\(s\) archived")),
     "kernlearn reproduce PAPER --launcher slurm [--partition P --time T --mem M --account A --qos Q "
     "--sbatch-arg=--opt=value --max-array-size 1000]":
         not_run("submits job arrays with sbatch: needs a SLURM cluster (tests/test_slurm.py runs it on one)",
                 "kernlearn reproduce PAPER --launcher slurm --partition P --time T --mem M --account A --qos Q "
                 "--sbatch-arg=--opt=value --max-array-size 1000"),
     "kernlearn reproduce PAPER --no-run":
-        run(),
+        run(expect=(TINY_OK, "file:results/tables/tiny_acc.csv")),
     "kernlearn reproduce PAPER --check":
-        run(),
+        run(expect=(r"^tinypaper: ok \(1 experiment\(s\), 2 cell\(s\), 1 table\(s\), 0 figure\(s\); 1 judged ",)),
     "kernlearn reproduce PAPER --plan":
-        run(),
+        run(expect=(r"^  burg \| 2 \| 2 \| 0 \| -$", r"^  total: 0 cell\(s\) left")),    # the fixture's run archived both
     "kernlearn reproduce PAPER --budget 40m":
-        run(),
+        run(expect=(TINY_OK, r"^0 cell\(s\) run, 0 already finished, 0 failed, 2 archived")),
     "kernlearn reproduce PAPER --rerun EXPERIMENT":
-        run("kernlearn reproduce PAPER --rerun burg"),
+        run("kernlearn reproduce PAPER --rerun burg", expect=(TINY_OK, r"^2 cell\(s\) run, 0 already finished, 0 failed")),
     "kernlearn reproduce PAPER --merge DIR_OR_ARCHIVE":
-        run("kernlearn reproduce PAPER --no-run --merge results"),   # the run's own root: merges nothing new
+        run("kernlearn reproduce PAPER --no-run --merge results",    # the run's own root: merges nothing new
+            expect=(TINY_OK,)),
     # docs/report.md
     "kernlearn report DIR... [-o report.html]":
-        run("kernlearn report DIR", "kernlearn report DIR -o report.html"),
+        run("kernlearn report DIR", "kernlearn report DIR -o report.html",
+            expect=(r"report\.html: [\d.]+ MB$", "file:report.html")),
     "kernlearn collect DIR... --tidy tidy.csv":
-        run("kernlearn collect DIR --tidy tidy.csv"),
+        run("kernlearn collect DIR --tidy tidy.csv",
+            expect=(r"^tidy\.csv: \d+ row\(s\) \(\d+ cell\(s\) x \d+ metric\(s\)\), \d+ column\(s\)$", "file:tidy.csv")),
 }
 
 # The one cell CELL_DIR stands for: an inductive solver on the quick run's data.
@@ -390,17 +419,28 @@ RUNNABLE = [pytest.param(c, marks=[pytest.mark.xfail(strict=True, reason=e.xfail
             for c, e in COMMANDS.items() if e.runs]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("command", RUNNABLE)
 def test_doc_command_runs(site, command):
     entry = COMMANDS[command]
     if entry.needs_mirror and not has_mirror():
         pytest.skip("no dataset mirror (KERNLEARN_DATA_MIRROR or ../shared/datasets): this would download")
+    outputs = []
     for line in entry.runs:
         proc = site.run(line or command)
         assert proc.returncode == 0, (f"`{' '.join(argv(line or command, site.values))}` (the docs' `{command}`) "
                                       f"exited {proc.returncode}:\n{proc.stdout[-2000:]}\n{proc.stderr[-3000:]}")
+        outputs += [proc.stdout, proc.stderr]
+    assert entry.expect, f"{command!r}: say what its output or files show (run(..., expect=...))"
+    for pattern in entry.expect:
+        if pattern.startswith("file:"):
+            assert list(site.root.glob(pattern[5:])), f"{command!r} wrote no {pattern[5:]}"
+        else:
+            assert any(re.search(pattern, text, re.M) for text in outputs), (
+                f"{command!r}: no line matches {pattern!r} in its output:\n" + "\n".join(o[-2000:] for o in outputs))
 
 
+@pytest.mark.slow
 def test_datasets_verify_calls_bundled_iris_and_wine_present(site):
     """iris and wine load from scikit-learn's copies: an empty data home does not lack them."""
     proc = site.run("kernlearn datasets verify", env={"KERNLEARN_DATA": str(site.root / "empty_home")})
@@ -441,6 +481,7 @@ def alignment(cell: str) -> str:
         (cell.startswith(":"), cell.endswith(":")), "default")
 
 
+@pytest.mark.slow
 def test_readme_shows_what_make_run_prints(site):
     (block,) = [b for b in fenced_blocks(README.read_text()) if b and b[0].startswith("[") and
                 any(re.match(r"\d+ cell\(s\) run", line) for line in b)]
@@ -518,14 +559,8 @@ def test_links_and_paths_exist():
 
 
 def test_counts_in_testing_md():
-    """Counts docs/testing.md states that are cheap to check."""
-    import importlib.util
-
+    """Counts docs/testing.md states that are cheap to check (the kinds of bad input: tests/test_failures.py)."""
     text = " ".join((REPO / "docs" / "testing.md").read_text().split())
-    spec = importlib.util.spec_from_file_location("_failures", REPO / "tests" / "test_failures.py")
-    failures = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(failures)
-    assert f"{len(failures.CASES)} kinds of bad input" in text
     kills = re.search(r"^TRIALS = (\d+)$", (REPO / "tests" / "test_kill.py").read_text(), re.M).group(1)
     assert f"{kills} SIGKILLs at random moments" in text
     default = re.search(r'KERNLEARN_FORCE_KILLS", "(\d+)"', (REPO / "tests" / "test_failures.py").read_text()).group(1)

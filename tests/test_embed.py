@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 import yaml
 
-from conftest import kernlearn
+from helpers import kernlearn
 from kernlearn_cli.io import read_factors
 
 N_TRAIN = 40
@@ -69,6 +69,7 @@ def rel(a, b):
     return np.abs(a - b).max() / np.abs(b).max()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("solver", ["burg", "von_neumann"])
 @pytest.mark.parametrize("kernel", [{"name": "linear"}, {"name": "rbf", "sigma": 0.6}])
 def test_training_points_give_their_rows_back(tmp_path, points, solver, kernel):
@@ -78,6 +79,7 @@ def test_training_points_give_their_rows_back(tmp_path, points, solver, kernel):
     assert rel(embedded(tmp_path, cell, X[:N_TRAIN]), G) <= 1e-10
 
 
+@pytest.mark.slow
 def test_burg_linear_embedding_is_the_union_refit(tmp_path, points):
     """K0 = X Xᵀ: K = X A Xᵀ, and the refit on the union is X_u A X_uᵀ, every block."""
     X, y = points
@@ -89,6 +91,7 @@ def test_burg_linear_embedding_is_the_union_refit(tmp_path, points):
     assert rel(Ge @ Ge.T, Gu @ Gu.T) <= 1e-8
 
 
+@pytest.mark.slow
 def test_burg_rbf_embedding_agrees_with_the_union_refit_where_it_must(tmp_path, points):
     """Full-rank Gaussian K0 (σ fixed, so training and union share the kernel function): the
     training block and the new-by-training block of the refit on the union are the embedding's."""
@@ -104,6 +107,7 @@ def test_burg_rbf_embedding_agrees_with_the_union_refit_where_it_must(tmp_path, 
     assert rel(Ke[N_TRAIN:, :N_TRAIN], Ku[N_TRAIN:, :N_TRAIN]) <= 1e-8
 
 
+@pytest.mark.slow
 def test_transductive_kernels_and_solvers_are_refused(tmp_path, points):
     X, y = points
     cell, _ = fit(tmp_path, "lap", X[:N_TRAIN], y[:N_TRAIN], {"name": "laplacian_pinv", "neighbors": 5})

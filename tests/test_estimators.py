@@ -6,7 +6,6 @@ import re
 import subprocess
 import sys
 import warnings
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -14,15 +13,14 @@ import yaml
 from sklearn.datasets import load_iris
 from threadpoolctl import threadpool_limits
 
-from conftest import kernlearn
+from helpers import REPO, kernlearn, slow_for
 from solver_specs import CHECK_SETTINGS, EXPECTED_FAILED
 from kernlearn_cli.estimators import ESTIMATORS, BurgKernel, MEGKernel, cell_seed
 from kernlearn_cli.io import read_factors
 from kernlearn_cli.solvers.protocol import ConvergenceWarning
 
-REPO = Path(__file__).resolve().parents[1]
 
-@pytest.mark.parametrize("solver", sorted(ESTIMATORS))
+@pytest.mark.parametrize("solver", slow_for(sorted(ESTIMATORS), {"definiteboost", "meg", "pr_cg"}))
 def test_sklearn_estimator_checks(solver):
     """Every check passes except those listed (with the reason) in EXPECTED_FAILED, which must fail."""
     from sklearn.utils.estimator_checks import check_estimator
@@ -53,6 +51,7 @@ def test_pipeline_with_a_classifier_and_grid_search():
     assert rows.shape == (len(X_test), 4) and np.all(np.isfinite(rows))
 
 
+@pytest.mark.slow
 def test_the_estimator_is_the_command_lines_solver(tmp_path):
     """The same settings and seed give the same bits as a `kernlearn run` cell: one implementation."""
     cfg = {"name": "same", "seed": 3, "dataset": {"name": "iris"}, "kernel": {"name": "linear"},
@@ -80,6 +79,7 @@ def test_settings_are_validated_as_a_configs_are_and_nonconvergence_warns():
     assert BurgKernel(slack=3.0).get_params()["slack"] == 3.0 and BurgKernel().set_params(tol=1e-6).tol == 1e-6
 
 
+@pytest.mark.slow
 def test_readme_notebook_example_runs():
     """The README's notebook example (at most 15 lines) runs as written and prints an accuracy."""
     text = (REPO / "README.md").read_text(encoding="utf-8")
@@ -122,6 +122,7 @@ def test_one_class_labels_are_refused_where_constraints_are_drawn_from_them(solv
         est.fit(X[:50])
 
 
+@pytest.mark.slow
 def test_one_class_labels_file_is_refused_by_the_command_line(tmp_path):
     """A `files` dataset of one class: refused before solving by a label-based generator, and by a
     label-based evaluator (no trivial k-NN accuracy 1.0) when the constraints come from a file."""
@@ -155,6 +156,7 @@ def test_feature_names_and_pandas_output():
     assert est.set_output(transform="pandas").fit_transform(X, y).shape == (150, 4)
 
 
+@pytest.mark.slow
 def test_meg_estimator_is_the_command_lines_solver(tmp_path):
     """MEGKernel with a reference kernel in constraint_params gives a `kernlearn run` cell's bits."""
     cfg = {"name": "meg", "seed": 2, "dataset": {"name": "iris"}, "kernel": {"name": "identity"},

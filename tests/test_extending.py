@@ -52,6 +52,7 @@ def test_page_has_the_example_files(example):
         assert f'@{kind}.register("{name}")' in code
 
 
+@pytest.mark.slow
 def test_list_shows_the_new_components_with_their_summaries(example):
     folder, _ = example
     done = python(folder, "my_components.py", "list")
@@ -64,6 +65,7 @@ def test_list_shows_the_new_components_with_their_summaries(example):
         assert re.search(rf"^\s+{name}\s", done.stdout, re.MULTILINE), name
 
 
+@pytest.mark.slow
 def test_config_runs_through_the_new_components(example):
     folder, _ = example
     done = python(folder, "my_components.py", "run", "rings.yaml")
@@ -81,6 +83,7 @@ def test_config_runs_through_the_new_components(example):
     assert "centroid_accuracy" in done.stdout and "burg_numpy" in done.stdout
 
 
+@pytest.mark.slow
 def test_the_pages_tests_pass(example):
     folder, _ = example
     done = python(folder, "-m", "pytest", "-q", "-p", "no:cacheprovider", "test_my_components.py")
@@ -111,13 +114,14 @@ def install_plugin(site: Path) -> str:
     return project["name"]
 
 
+@pytest.mark.slow
 def test_a_plugin_package_adds_a_solver_a_config_runs(tmp_path):
     """The page's ten-line plugin, installed as a package: its solver runs from a config, is
     listed, has its settings validated; a plugin that fails to import is one clear paragraph."""
     import numpy as np
     import yaml
 
-    from conftest import kernlearn
+    from helpers import kernlearn
     from kernlearn_cli.io import read_factors
 
     package = install_plugin(tmp_path / "site")

@@ -21,10 +21,9 @@ import numpy as np
 import pytest
 import yaml
 
-from conftest import kernlearn
+from helpers import REPO, kernlearn
 from kernlearn_cli.io import cell_state
 
-REPO = Path(__file__).resolve().parents[1]
 BASE = {"name": "t", "seed": 0, "dataset": {"name": "iris"}, "kernel": {"name": "linear"},
         "constraints": {"name": "idealized_pairs", "count": 30}, "solver": {"name": "burg", "slack": 1.0},
         "evaluate": [{"name": "kernel_kmeans_nmi"}]}
@@ -153,6 +152,10 @@ def bad_cases(tmp_path):
 CASES = list(bad_cases(Path("/nonexistent")))
 
 
+def test_testing_md_counts_the_cases():
+    assert f"{len(CASES)} kinds of bad input" in " ".join((REPO / "docs" / "testing.md").read_text().split())
+
+
 @pytest.mark.parametrize("case", CASES)
 def test_bad_input_is_one_paragraph_and_claims_nothing(tmp_path, inproc, case):
     make, message = bad_cases(tmp_path)[case]
@@ -165,6 +168,7 @@ def test_bad_input_is_one_paragraph_and_claims_nothing(tmp_path, inproc, case):
     assert not out.exists(), sorted(p.name for p in out.rglob("*"))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("args,message", [
     (["--force", "--set", "solver.max_sweeps=5"], "was written by a different config"),
     (["--force", "--set", "solver.max_sweeps=0"], "solver.max_sweeps: expected an int in [1, inf), got 0."),
@@ -222,6 +226,7 @@ def test_failed_run_does_not_lock_the_folder(tmp_path, inproc):
     assert yaml.safe_load((out / "experiment.yaml").read_text())["solver"]["slack"] == 1.0
 
 
+@pytest.mark.slow
 def test_other_commands_name_themselves(tmp_path, inproc, finished):
     out, _ = finished
     cases = [
@@ -281,6 +286,7 @@ def test_collect_counts_missing_and_failed_cells_and_strict_fails(tmp_path, inpr
     assert "0/3" in long_table and "3/3" in long_table
 
 
+@pytest.mark.slow
 def test_collect_on_a_finished_folder_is_unchanged_and_strict_passes(tmp_path, inproc, finished):
     out, _ = finished
     copy = tmp_path / "out"
@@ -290,6 +296,7 @@ def test_collect_on_a_finished_folder_is_unchanged_and_strict_passes(tmp_path, i
     assert code == 0 and stderr == "" and (copy / "table.md").read_text() == table
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("damage", ["empty", "{}", "truncated", "other cell", "factors corrupt", "factors empty"])
 def test_unreadable_cell_is_reported_skipped_and_rerun(tmp_path, inproc, finished, damage):
     out, cfg = finished
@@ -331,6 +338,7 @@ def _G(path: Path) -> bytes:
         return f["G"][()].tobytes()
 
 
+@pytest.mark.slow
 def test_interrupted_force_reruns_never_lose_a_result(tmp_path):
     """SIGINT, then SIGKILLs at random moments of ``run --force`` until KERNLEARN_FORCE_KILLS (default 4)
     signals have landed: after each, every cell is still finished and its G bit-identical to the first run's."""
@@ -384,6 +392,7 @@ def small_disk(tmp_path):
     subprocess.run(["umount", "-l", str(where)], capture_output=True)
 
 
+@pytest.mark.slow
 def test_disk_full_is_an_error_and_keeps_finished_results(tmp_path, small_disk, finished):
     out, cfg = finished
     copy = small_disk / "out"
@@ -404,6 +413,7 @@ def test_disk_full_is_an_error_and_keeps_finished_results(tmp_path, small_disk, 
     assert not list(small_disk.rglob("*.tmp"))
 
 
+@pytest.mark.slow
 def test_read_only_results_are_an_error(tmp_path, finished):
     out, cfg = finished
     where = tmp_path / "ro"
@@ -423,6 +433,7 @@ def test_read_only_results_are_an_error(tmp_path, finished):
 # ---- permissions, LaTeX, warnings -------------------------------------------------------------
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("umask,file_mode,dir_mode", [(0o022, 0o644, 0o755), (0o077, 0o600, 0o700)])
 def test_outputs_honour_the_umask(tmp_path, umask, file_mode, dir_mode):
     cfg = write_config(tmp_path / "c.yaml")
@@ -435,6 +446,7 @@ def test_outputs_honour_the_umask(tmp_path, umask, file_mode, dir_mode):
         assert mode == (dir_mode if path.is_dir() else file_mode), (path, oct(mode))
 
 
+@pytest.mark.slow
 def test_downloads_honour_the_umask(tmp_path, home):
     res = subprocess.run([sys.executable, "-c", "import os, sys; os.umask(0o022); "
                           "from kernlearn_cli.cli import main; sys.argv = ['kernlearn', 'datasets', 'fetch', "

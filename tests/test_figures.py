@@ -15,7 +15,7 @@ import pytest
 from kernlearn_cli.report import figures, records
 from kernlearn_cli.report import labels as figure_labels
 
-REPO = Path(__file__).resolve().parents[1]
+from helpers import REPO
 
 
 @pytest.fixture(scope="module")
@@ -187,6 +187,7 @@ def test_series_differ_in_marker_and_line_style(quick, drawn, tmp_path):
     assert {c.lines[0].get_markerfacecolor() for c in drawn[0].axes[0].containers} == {"none"}    # open markers
 
 
+@pytest.mark.slow
 def test_plot_history_uses_log_y_where_values_span_decades(quick, drawn, inproc, tmp_path, monkeypatch):
     """The README's ``plot-history --mean --logx``: dual_change falls over 4 decades, so the value axis is
     logarithmic unless asked otherwise; a history with negative values stays linear."""
@@ -203,6 +204,7 @@ def test_plot_history_uses_log_y_where_values_span_decades(quick, drawn, inproc,
     assert not figure_labels.log_values([[1e-4, 2.0]], False)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("suffix", [".png", ".svg", ".pdf"])
 def test_figures_are_the_same_bytes_for_the_same_inputs(quick, tmp_path, suffix):
     root = quick / "results" / "quick_iris_burg"

@@ -18,8 +18,8 @@ from kernlearn_cli.solvers.protocol import ConvergenceWarning
 from kernlearn_cli.solvers.von_neumann import von_neumann
 from kernlearn_cli.types import KINDS, Constraints
 
-from conftest import has_mirror
-from reference import constraint_matrices, feasibility_margin
+from helpers import has_mirror
+from reference import constraint_matrices, definiteboost_dense, feasibility_margin
 
 SOLVERS = {"burg": burg, "von_neumann": von_neumann}
 
@@ -47,6 +47,7 @@ def test_contradictory_pair_carries_a_verified_certificate(name):
     assert np.count_nonzero(err.value.certificate["weights"][:2]) == 2
 
 
+@pytest.mark.slow
 def test_triangle_inequality_violation_is_certified():
     """d(a,c) >= l with d(a,b), d(b,c) <= u and l > 4u: infeasible in any Euclidean embedding."""
     rng = np.random.default_rng(3)
@@ -54,7 +55,7 @@ def test_triangle_inequality_violation_is_certified():
     C = Constraints.from_lists([0, 1, 0], [1, 2, 2], ["dist_le", "dist_le", "dist_ge"], [1.0, 1.0, 4.5])
     assert feasibility_margin(G0, C) < 0
     for solver in SOLVERS.values():
-        with pytest.raises(InfeasibleError) as err:
+        with pytest.raises(InfeasibleError, match="certified") as err:
             solver(G0, C)
         verify_farkas(G0, C, err.value.certificate)
 
@@ -77,6 +78,7 @@ def digits():
     return G0, [(count, seed, C, feasibility_margin(G0, C)) for count, seed, C in sets]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(SOLVERS))
 def test_digits_sets_straddling_the_feasibility_boundary(digits, name):
     """Kulis et al.'s Digits setting (rank-16 linear kernel, idealized constraints, 100-320 of them):
@@ -95,16 +97,16 @@ def test_digits_sets_straddling_the_feasibility_boundary(digits, name):
             verify_farkas(G0, C, err.certificate)
             continue
         viol = (C.violations(res.G) / np.abs(C.bound)).max()
+        assert res.certificate["checks"]["max_violation"]["value"] == pytest.approx(viol, rel=1e-6, abs=1e-12)
         if res.converged:
             kinds["converged"] += 1
             assert viol <= 1e-3, f"{count} constraints, seed {seed}: converged at {viol:.3g} violation"
         else:
             assert res.certificate["stopped_by"] == "max_iter"
-            assert res.certificate["checks"]["max_violation"]["value"] == pytest.approx(viol, rel=1e-6, abs=1e-12) \
-                or viol > 1e-3
     assert kinds["feasible"] >= 5 and kinds["infeasible"] >= 5 and kinds["refused"] >= 3 and kinds["converged"] >= 5
 
 
+@pytest.mark.slow
 def test_a_feasible_slow_set_is_solved_not_refused(digits):
     """200 constraints, seed 2: strictly feasible (margin ~0.06) but slow; the old stall heuristic refused it."""
     G0, sets = digits
@@ -115,32 +117,54 @@ def test_a_feasible_slow_set_is_solved_not_refused(digits):
     assert (C.violations(res.G) / np.abs(C.bound)).max() <= 1e-3
 
 
-@pytest.mark.parametrize("projection", ["approximate", "exact"])
-def test_definiteboost_on_digits_sets(digits, projection):
-    """The trace-preserving problem: a refusal carries its weak-duality certificate, checked densely."""
+@pytest.fixture(scope="module")
+def trace_margins(digits):
+    """Five of the Digits sets (every third) with their feasibility margins for the trace-preserving problem."""
     G0, sets = digits
     trace = float(np.sum(G0 * G0))
-    for _, _, C, _ in sets[::3]:
+    return [(count, seed, C, feasibility_margin(G0, C, trace=trace)) for count, seed, C, _ in sets[::3]]
+
+
+def verify_weak_duality(G0, C, cert):
+    """log Z(gamma) below log lambda_min(W1): log Z recomputed densely from the weights in the range of K0."""
+    _, log_w1, _, log_z = definiteboost_dense(G0, C, cert["weights"])
+    assert log_z < np.diag(log_w1).min()
+
+
+#: The trace-preserving problem converges within max_steps on every set at least this far inside the
+#: feasible region (measured margins of the five sets: 0.42, 0.090, 0.0022, -0.084, -6e-5).
+CONVERGES_ABOVE = {"approximate": 0.1, "exact": 0.05}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("projection", ["approximate", "exact"])
+def test_definiteboost_on_digits_sets(digits, trace_margins, projection):
+    """The trace-preserving problem on five sets: no feasible set is refused and a refusal carries its
+    weak-duality certificate, checked densely; every result's certificate reports the violation recomputed
+    here; converged means within 1e-3, and every set far enough inside the feasible region converges;
+    a result that did not converge says it stopped at max_steps."""
+    G0, _ = digits
+    assert min(m for *_, m in trace_margins) < 0 < max(m for *_, m in trace_margins)
+    for count, seed, C, margin in trace_margins:
+        where = f"{count} constraints, seed {seed} (margin {margin:.3g})"
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", ConvergenceWarning)
                 res = definiteboost(G0, C, projection=projection, dual_correction=True, max_steps=30000)
         except InfeasibleError as err:
-            assert feasibility_margin(G0, C, trace=trace) < 0
-            cert = err.certificate
-            # log Z(gamma) below log lambda_min(W1): recompute log Z from the weights in the range of K0
-            U, s, _ = np.linalg.svd(G0, full_matrices=False)
-            A = constraint_matrices(U, C)
-            names = [KINDS[k] for k in C.kind]
-            Cm = np.array([a - b / trace * np.eye(len(s)) if n.endswith(("le", "eq")) else b / trace * np.eye(len(s)) - a
-                           for a, n, b in zip(A, names, C.bound)])
-            E = np.diag(np.log(s ** 2 / trace)) - np.tensordot(cert["weights"], Cm, axes=1)
-            ev = np.linalg.eigvalsh(E)
-            log_z = ev.max() + math.log(np.exp(ev - ev.max()).sum())
-            assert log_z < np.log(s ** 2 / trace).min()
+            assert margin < 0, f"{where}: a strictly feasible set refused"
+            verify_weak_duality(G0, C, err.certificate)
             continue
+        viol = (C.violations(res.G) / np.abs(C.bound)).max()
+        check = res.certificate["checks"]["max_violation"]
+        assert check["value"] == pytest.approx(viol, rel=1e-6, abs=1e-12) and check["tol"] == 1e-3, where
+        assert check["met"] == (viol <= 1e-3), where
         if res.converged:
-            assert (C.violations(res.G) / np.abs(C.bound)).max() <= 1e-3
+            assert viol <= 1e-3, where
+        else:
+            assert res.certificate["stopped_by"] == "max_iter", where
+        if margin > CONVERGES_ABOVE[projection]:
+            assert res.converged, f"{where}: not converged in 30000 steps"
 
 
 @pytest.mark.parametrize("projection", ["approximate", "exact"])
@@ -186,7 +210,7 @@ def test_slack_only_where_certified_infeasible(name):
     # infeasible by the triangle inequality: certified by the hard sweeps (a contradicting pair of rows is a
     # certificate before any sweep, tests/test_conflicts.py)
     bad = Constraints.from_lists([0, 1, 0], [1, 2, 2], ["dist_le", "dist_le", "dist_ge"], [1.0, 1.0, 4.5])
-    with pytest.raises(InfeasibleError) as err:
+    with pytest.raises(InfeasibleError, match="certified") as err:
         solve(G0, bad, tol=1e-6)
     soft, auto = solve(G0, bad, tol=1e-6, slack=1.0), solve(G0, bad, tol=1e-6, slack_if_infeasible=1.0)
     assert soft.converged and np.array_equal(auto.G, soft.G) and auto.info["slack"] == 1.0

@@ -9,19 +9,20 @@ import subprocess
 import sys
 import textwrap
 import time
+from pathlib import Path
 
 import numpy as np
 import pytest
 import yaml
 
-from conftest import REPO
+from helpers import REPO
 from kernlearn_cli import progress, resources
 from kernlearn_cli.errors import ResourceError
 from kernlearn_cli.kernels import factorize
 
 #: A dataset loader registered in a child interpreter that then runs the ``kernlearn`` entry point:
 #: ``stuck`` blocks SIGINT and sleeps (a cell inside LAPACK or a compiled kernel never sees Ctrl-C);
-#: ``slow`` sleeps, interruptibly.  Both print READY first.
+#: ``slow`` sleeps, interruptibly.  Both print READY once in place (``stuck``: with SIGINT blocked).
 SCRIPT = textwrap.dedent("""
     import signal, sys, time
     import numpy as np
@@ -30,9 +31,9 @@ SCRIPT = textwrap.dedent("""
 
     @datasets.register("stuck_or_slow")
     def stuck_or_slow(*, stuck: bool = True, seconds: float = 600.0):
-        print("READY", flush=True)
         if stuck:
             signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+        print("READY", flush=True)
         time.sleep(seconds)
         return Dataset("stuck_or_slow", X=np.eye(6), y=np.array([0, 0, 0, 1, 1, 1]))
 
@@ -57,12 +58,25 @@ def start(tmp_path, cfg):
                             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
 
 
+def ctrl_c_when_ready(proc):
+    """Send SIGINT once the work is in place (it printed READY) and the supervisor (``proc``) waits for
+    it with its handlers installed (it sleeps in ``waitpid``: /proc/PID/wchan is ``do_wait``); sent
+    earlier, Ctrl-C would find the work still in Python code, or no handler yet."""
+    assert proc.stdout.readline().strip() == "READY"
+    wchan = Path(f"/proc/{proc.pid}/wchan")
+    deadline = time.monotonic() + 60
+    while wchan.read_text() != "do_wait":
+        assert time.monotonic() < deadline, f"the supervisor is not waiting for its child: {wchan.read_text()!r}"
+        time.sleep(0.01)
+    proc.send_signal(signal.SIGINT)
+
+
+@pytest.mark.slow
 def test_ctrl_c_ends_a_command_stuck_in_compiled_code(tmp_path):
     """The work blocks SIGINT (as LAPACK or a compiled kernel in effect does): before the supervisor,
     Ctrl-C did nothing until the step ended (here: 600 s)."""
     proc = start(tmp_path, config(tmp_path, stuck=True))
-    assert proc.stdout.readline().strip() == "READY"
-    proc.send_signal(signal.SIGINT)
+    ctrl_c_when_ready(proc)
     _, err = proc.communicate(timeout=60)
     assert proc.returncode == 130, err
     assert "kernlearn: interrupted: the work was inside compiled code" in err and "resumes" in err
@@ -70,16 +84,17 @@ def test_ctrl_c_ends_a_command_stuck_in_compiled_code(tmp_path):
     assert not (tmp_path / "out").exists() or not list((tmp_path / "out").glob("*/record.json"))
 
 
+@pytest.mark.slow
 def test_ctrl_c_in_python_code_says_it_was_interrupted(tmp_path):
     """Ctrl-C while the cells are checked (before the run's progress exists) used to exit 130 silently."""
     proc = start(tmp_path, config(tmp_path, stuck=False))
-    assert proc.stdout.readline().strip() == "READY"
-    proc.send_signal(signal.SIGINT)
+    ctrl_c_when_ready(proc)
     _, err = proc.communicate(timeout=60)
     assert proc.returncode == 130, err
     assert "kernlearn: interrupted; finished cells are kept" in err and "Traceback" not in err
 
 
+@pytest.mark.slow
 def test_a_lasting_phase_is_said_with_the_cell_and_what_it_does(tmp_path):
     proc = start(tmp_path, config(tmp_path, stuck=False, seconds=progress.PHASE_FIRST + 2))
     _, err = proc.communicate(timeout=120)
@@ -114,6 +129,7 @@ def test_memory_error_is_one_paragraph_naming_the_step(monkeypatch, inproc, tmp_
         raise MemoryError
 
     monkeypatch.setattr("kernlearn_cli.kernels.eigh", no_memory)
+    monkeypatch.chdir(tmp_path)        # K0's factor is memoised per working folder: an earlier run's would skip eigh
     cfg = {"name": "oom", "seed": 0, "dataset": {"name": "iris"}, "kernel": {"name": "rbf"},
            "constraints": {"name": "random_pairs", "count": 5}, "solver": {"name": "burg"}, "evaluate": []}
     (tmp_path / "cfg.yaml").write_text(yaml.safe_dump(cfg))

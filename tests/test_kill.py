@@ -217,11 +217,13 @@ def killed(cfg, reference, tmp_path_factory):
     return {"out": out, "log": log, "problems": problems, "final": final}
 
 
+@pytest.mark.slow
 def test_every_kill_leaves_a_consistent_folder(killed):
     assert not killed["problems"], "\n".join(killed["problems"] + ["", *killed["log"]])
     assert sum(", killed," in line for line in killed["log"]) >= TRIALS // 2, "\n".join(killed["log"])
 
 
+@pytest.mark.slow
 def test_resume_after_kills_gives_the_uninterrupted_result(killed, reference):
     final, out = killed["final"], killed["out"]
     assert final.returncode == 0, final.stderr
@@ -233,6 +235,7 @@ def test_resume_after_kills_gives_the_uninterrupted_result(killed, reference):
     assert same_table(out / "table.csv", reference["out"] / "table.csv")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("stagger", [0.0, "mid"], ids=["simultaneous", "staggered"])
 def test_two_processes_on_one_folder(cfg, reference, tmp_path, stagger):
     """Both exit 0 and every cell is complete and the same as in the uninterrupted run."""
@@ -254,6 +257,7 @@ def test_two_processes_on_one_folder(cfg, reference, tmp_path, stagger):
     assert same_table(out / "table.csv", reference["out"] / "table.csv")
 
 
+@pytest.mark.slow
 def test_collect_note_ignores_stray_tmp_in_results_root(reference, tmp_path):
     import shutil
 

@@ -12,26 +12,7 @@ from kernlearn_cli.registry import RUNNER_KEYWORDS
 from kernlearn_cli.solvers.meg import loss_bound, meg, meg_loss
 from kernlearn_cli.types import KIND_CODE, Constraints, Dataset, SolverResult
 
-
-def random_factor(rng, n, r=None, cond=20.0):
-    """A full-rank (r = n) or low-rank random kernel factor with moderate conditioning."""
-    r = n if r is None else r
-    Q, _ = np.linalg.qr(rng.standard_normal((n, n)))
-    return Q[:, :r] * np.sqrt(np.geomspace(1.0, 1.0 / cond, r))
-
-
-def stream(rng, G_ref, count, noise=0.0, sim_share=0.0):
-    """dist_eq / sim_eq examples labelled by K_ref = G_ref G_refᵀ, optionally with label noise."""
-    n = G_ref.shape[0]
-    K = G_ref @ G_ref.T
-    i = rng.integers(0, n, count)
-    j = (i + 1 + rng.integers(0, n - 1, count)) % n
-    sim = rng.random(count) < sim_share
-    j = np.where(sim & (rng.random(count) < 0.3), i, j)           # a few diagonal entries K_ii
-    y = np.where(sim, K[i, j], K[i, i] + K[j, j] - 2 * K[i, j])
-    y = y + noise * np.abs(y).mean() * rng.standard_normal(count)
-    kind = np.where(sim, KIND_CODE["sim_eq"], KIND_CODE["dist_eq"]).astype(np.int8)
-    return Constraints(i, j, kind, y)
+from helpers import meg_stream, random_factor
 
 
 def instance_matrix(n, i, j, kind):
@@ -68,7 +49,7 @@ def test_stable_update_equals_naive_exp_log_form(seed):
     n = 7
     G0 = random_factor(rng, n, cond=5.0)
     G_ref = random_factor(rng, n, r=4)
-    C = stream(rng, G_ref, 25, noise=0.2, sim_share=0.4)
+    C = meg_stream(rng, G_ref, 25, noise=0.2, sim_share=0.4)
     scale = float(np.sum(G_ref ** 2))
     res = meg(G0, C, eta=0.7, reference=G_ref)
     W_naive, losses = naive_meg(G0, C, 0.7, scale)
@@ -82,7 +63,7 @@ def test_trace_one_and_positive_definite(seed):
     rng = np.random.default_rng(10 + seed)
     n = 12
     G_ref = random_factor(rng, n, r=5)
-    C = stream(rng, G_ref, 300, noise=0.3, sim_share=0.3)
+    C = meg_stream(rng, G_ref, 300, noise=0.3, sim_share=0.3)
     res = meg(np.eye(n), C, eta=2.0, reference=G_ref)
     scale = res.info["scale"]
     W = res.G @ res.G.T / scale
@@ -116,7 +97,7 @@ def test_lemma_3_2_bound_holds_for_the_target(seed):
     n = int(rng.integers(5, 15))
     G_ref = random_factor(rng, n, r=int(rng.integers(2, n + 1)))
     G0 = np.eye(n) if seed % 2 == 0 else random_factor(rng, n, cond=10.0)
-    C = stream(rng, G_ref, 400, sim_share=0.3 * (seed % 3 == 2))
+    C = meg_stream(rng, G_ref, 400, sim_share=0.3 * (seed % 3 == 2))
     res = meg(G0, C, eta=2.0, reference=G_ref)
     h = res.history
     assert res.info["comparison_loss"] == 0.0
@@ -134,7 +115,7 @@ def test_lemma_3_2_bound_holds_with_noisy_labels(seed, eta):
     rng = np.random.default_rng(40 + seed)
     n = 8
     G_ref = random_factor(rng, n, r=6)
-    C = stream(rng, G_ref, 200, noise=0.5, sim_share=0.3)
+    C = meg_stream(rng, G_ref, 200, noise=0.5, sim_share=0.3)
     res = meg(random_factor(rng, n, cond=4.0), C, eta=eta, reference=G_ref)
     h = res.history
     assert h["comparison_loss"][-1] > 0
@@ -148,7 +129,7 @@ def test_divergence_tracking_matches_direct_computation():
     rng = np.random.default_rng(7)
     n = 9
     G_ref = random_factor(rng, n)
-    C = stream(rng, G_ref, 60, noise=0.1)
+    C = meg_stream(rng, G_ref, 60, noise=0.1)
     res = meg(random_factor(rng, n, cond=3.0), C, eta=1.0, reference=G_ref)
     s = res.info["scale"]
     U, W = G_ref @ G_ref.T / s, res.G @ res.G.T / s
@@ -167,7 +148,7 @@ def test_iterations_cycle_through_the_stream_and_take_prefixes():
     rng = np.random.default_rng(8)
     n = 6
     G_ref = random_factor(rng, n)
-    C = stream(rng, G_ref, 15, noise=0.1)
+    C = meg_stream(rng, G_ref, 15, noise=0.1)
     twice = Constraints(np.r_[C.i, C.i], np.r_[C.j, C.j], np.r_[C.kind, C.kind], np.r_[C.bound, C.bound])
     a = meg(np.eye(n), C, iterations=30, reference=G_ref)
     b = meg(np.eye(n), twice, reference=G_ref)
@@ -221,7 +202,7 @@ def test_bad_input_gives_clear_errors():
     rng = np.random.default_rng(12)
     n = 5
     G_ref = random_factor(rng, n)
-    C = stream(rng, G_ref, 10)
+    C = meg_stream(rng, G_ref, 10)
     for eta in (0.0, -1.0, math.nan, math.inf):
         with pytest.raises(ConfigError, match=r"solver 'meg': eta: expected a float in \(0, inf\)"):
             meg(np.eye(n), C, eta=eta, reference=G_ref)
@@ -305,11 +286,12 @@ def test_runner_passes_reference_and_bound_is_recorded(tmp_path):
         assert r["info"]["scale"] == pytest.approx(150.0)                   # tr of the RBF target
 
 
+@pytest.mark.slow
 def test_cli_verbose_names_the_losses(tmp_path):
     """-v prints MEG's own quantities under their names (it once printed them as 'dual change')."""
     import yaml
 
-    from conftest import kernlearn
+    from helpers import kernlearn
 
     cfg = {"name": "meg_v", "seed": 0, "dataset": {"name": "iris"}, "kernel": {"name": "identity", "scale": 1.0},
            "constraints": {"name": "distance_stream", "count": 50, "reference": {"name": "rbf"}},
@@ -337,6 +319,7 @@ def _predictions(monkeypatch, update, G0, C, **kw):
     return meg(G0, C, update=update, **kw), np.array(yhat)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("n, k0, sim_share, eta", [(30, "identity", 0.0, 2.0), (30, "dense", 0.5, 2.0),
                                                    (120, "identity", 0.5, 1.0), (200, "dense", 0.0, 2.0),
                                                    (60, "dense", 1.0, 0.5)])
@@ -346,7 +329,7 @@ def test_lanczos_update_equals_the_dense_update(monkeypatch, n, k0, sim_share, e
     rng = np.random.default_rng(n + int(10 * sim_share))
     G0 = np.eye(n) * 2.0 if k0 == "identity" else random_factor(rng, n, cond=50.0)
     G_ref = random_factor(rng, n, r=6)
-    C = stream(rng, G_ref, 300, noise=0.2, sim_share=sim_share)
+    C = meg_stream(rng, G_ref, 300, noise=0.2, sim_share=sim_share)
     dense, y_dense = _predictions(monkeypatch, "eigh", G0, C, eta=eta, reference=G_ref)
     krylov, y_krylov = _predictions(monkeypatch, "lanczos", G0, C, eta=eta, reference=G_ref)
     assert len(y_dense) == len(y_krylov) == 300

@@ -2,6 +2,7 @@
 silent merges of different configs, no progress on long work."""
 
 import json
+import re
 import signal
 import subprocess
 import sys
@@ -10,7 +11,7 @@ import numpy as np
 import pytest
 import yaml
 
-from conftest import REPO, kernlearn
+from helpers import REPO, kernlearn
 from kernlearn_cli.constraints.pairs import _squared_distances, idealized_pairs, random_pairs, sample_pairs
 from kernlearn_cli.experiment import component_rng
 from kernlearn_cli.io import cell_state
@@ -51,6 +52,7 @@ def test_sample_pairs_unchanged_where_nothing_is_refused():
     assert len(i) == 100 and banned not in set(zip(i, j)) and len(set(zip(i, j))) == 100
 
 
+@pytest.mark.slow
 def test_the_issue_grid_runs_every_cell(tmp_path):
     """The issue's command: 300 idealized pairs on iris with slack; seed 2 used to draw the bound-0 pair
     (101, 142) and kill the grid with a config error."""
@@ -74,6 +76,7 @@ def good_and_bad(tmp_path):
     return cfg, tmp_path / "out"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("jobs", ["1", "2"])
 def test_a_cell_refused_by_its_solver_fails_alone(good_and_bad, jobs):
     """The refused cell is a failed cell (failed.json naming seed and reason), the other finishes, the
@@ -84,7 +87,10 @@ def test_a_cell_refused_by_its_solver_fails_alone(good_and_bad, jobs):
     assert "1 cell(s) run, 0 already finished, 1 failed" in res.stderr
     assert "kernlearn: error: 1 cell(s) failed" in res.stderr and "(seed 0)" in res.stderr
     assert "Traceback" not in res.stderr
-    assert "| mixed" in res.stdout or "nmi" in res.stdout          # the finished cell's table
+    table = [line for line in res.stdout.splitlines() if line.startswith("|")]   # the finished cell's values
+    assert "| nmi " in table[0] and len(table) == 4, res.stdout
+    assert re.match(r"\| \S+bad\.csv +\| – +\|.*\| 0/1 +\|$", table[2]), table[2]
+    assert re.match(r"\| \S+good\.csv +\| 0\.\d{4} ± 0\.0000 \|.*\| 1/1 +\|$", table[3]), table[3]
     states = {p.name: cell_state(p)[0] for p in out.iterdir() if p.is_dir() and p.name != "shared"}
     assert sorted(states.values()) == ["failed", "finished"]
     bad = next(out / name for name, state in states.items() if state == "failed")
@@ -117,6 +123,7 @@ def test_start_point_certified_optimal_returns_at_once(solver, slack):
 
 # ---- 3. collect over folders of different settings --------------------------------------------
 
+@pytest.mark.slow
 def test_collect_keeps_different_settings_apart_and_writes_only_where_asked(tmp_path):
     grid = ["--set", "grid.seed=range(2)", "--set", "grid.constraints.count=[10]"]
     a, b = tmp_path / "A", tmp_path / "B"
@@ -137,6 +144,7 @@ def test_collect_keeps_different_settings_apart_and_writes_only_where_asked(tmp_
 
 # ---- 5. progress -------------------------------------------------------------------------------
 
+@pytest.mark.slow
 def test_run_in_a_log_says_k_of_n_and_iterations_of_max(tmp_path):
     res = kernlearn("run", QUICK, "--out", tmp_path / "out", "--set", "grid.seed=range(2)", "--set",
                     "grid.constraints.count=[10]", "-v")
@@ -166,6 +174,7 @@ def test_progress_counts_and_interrupt_line():
     assert iteration_limit({"tol": 1}, "") is None and iteration_limit({"iterations": 0}, "iterations") is None
 
 
+@pytest.mark.slow
 def test_ctrl_c_says_what_finished_and_that_a_rerun_resumes(tmp_path):
     # 60 cells, so that the interrupt lands mid-grid however fast this machine runs a cell
     cmd = [sys.executable, "-m", "kernlearn_cli", "run", str(QUICK), "--out", str(tmp_path / "out"),

@@ -5,7 +5,9 @@ import shutil
 import subprocess
 import sys
 
-from conftest import REPO
+import pytest
+
+from helpers import REPO
 
 HELPER = "from numba import njit\n\n\n@njit(cache=True)\ndef helper(x):\n    return x + {add}\n"
 CALLER = ("from numba import njit\n\nfrom ._probe_helper import helper\n\n\n@njit(cache=True)\n"
@@ -13,6 +15,7 @@ CALLER = ("from numba import njit\n\nfrom ._probe_helper import helper\n\n\n@nji
 RUN = "from kernlearn_cli.solvers._probe_caller import caller; print(caller(1.0))"
 
 
+@pytest.mark.slow
 def test_an_edited_helper_recompiles_its_callers(tmp_path):
     """A copy of the package with two compiled probes, the caller in one file, its helper in another:
     run (compiles, caches), edit only the helper, run again: the new helper's answer."""

@@ -72,10 +72,17 @@ def test_neither_set(kw):
         labeled_subset(_ds(np.arange(10) % 2), None, rng=_rng(), **kw)
 
 
-@pytest.mark.parametrize("kw", [{"fraction": 0.5, "count": 3}, {"fraction": 1.0}, {"fraction": -0.1},
-                                {"fraction": 0.01}, {"count": 10}, {"count": -1}, {"count": 11}])
-def test_bad_sizes(kw):
-    with pytest.raises(ConfigError):
+@pytest.mark.parametrize("kw, match", [
+    ({"fraction": 0.5, "count": 3}, r"set exactly one of constraints.fraction .* not both; got fraction = 0.5, count = 3"),
+    ({"fraction": 1.0}, r"fraction: expected a float in \[0, 1\), got 1.0"),
+    ({"fraction": -0.1}, r"fraction: expected a float in \[0, 1\), got -0.1"),
+    ({"fraction": 0.01}, r"constraints.fraction = 0.01 gives 0 labeled points of 10; valid sizes are 1 .. 9"),
+    ({"count": 10}, r"constraints.count must satisfy 1 <= count < 10 .*, got 10"),
+    ({"count": -1}, r"count: expected an int in \[0, inf\), got -1"),
+    ({"count": 11}, r"constraints.count must satisfy 1 <= count < 10 .*, got 11"),
+])
+def test_bad_sizes(kw, match):
+    with pytest.raises(ConfigError, match=r"^constraint generator 'labeled_subset': " + match):
         labeled_subset(_ds(np.arange(10) % 2), None, rng=_rng(), **kw)
 
 
@@ -144,7 +151,7 @@ def test_alignment_ideal_is_one():
 
 
 def test_alignment_needs_labels():
-    with pytest.raises(DataError):
+    with pytest.raises(DataError, match="evaluator 'alignment' needs class labels, but dataset 'nolab' has none"):
         alignment(np.ones((4, 2)), Dataset("nolab", X=np.zeros((4, 2))), rng=_rng())
 
 

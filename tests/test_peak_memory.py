@@ -9,6 +9,7 @@ import pytest
 from kernlearn_cli.resources import PeakMemory, _reset_high_water_mark, size
 
 
+@pytest.mark.slow
 def test_peak_memory_sees_a_block_allocation_and_forgets_the_past():
     if not _reset_high_water_mark():
         pytest.skip("no /proc/self/clear_refs: the high-water mark cannot be reset here")

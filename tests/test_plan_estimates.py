@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 import yaml
 
-from conftest import kernlearn
+from helpers import kernlearn
 from kernlearn_cli.config import Cell
 from kernlearn_cli.experiment import estimate
 from kernlearn_cli.registry import _load_builtins, solvers
@@ -59,6 +59,7 @@ def test_no_estimate_and_unknown_count():
     assert np.shape(Sized((3, 2))) == (3, 2) and len(Sized((7,))) == 7
 
 
+@pytest.mark.slow
 def test_plan_prints_the_estimates(tmp_path):
     cfg = {"name": "t", "seed": 0, "grid": {"dataset.n": [2000, 20000]},
            "dataset": {"name": "two_gaussians", "n": 100, "dim": 2}, "kernel": {"name": "rbf"},

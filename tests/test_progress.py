@@ -13,6 +13,7 @@ from kernlearn_cli.progress import IterationLines, IterationStatus, RunProgress,
 from kernlearn_cli.registry import solvers
 from kernlearn_cli.solvers.protocol import Checked, ConvergenceWarning
 
+from helpers import slow_for
 from solver_specs import INSTANCES
 
 #: Certificate checks decided after the iterations, not by them (TRIN's bound on f - f*, its path budget).
@@ -30,7 +31,7 @@ def solve(name, seed, **settings):
         return solvers.get(name).func(G0, C, **{**kw, **settings})
 
 
-@pytest.mark.parametrize(("name", "extra"), CASES, ids=[f"{n}-{e.get('stop', 'default')}" for n, e in CASES])
+@pytest.mark.parametrize(("name", "extra"), slow_for(CASES, {"pr_cg"}, lambda case: case[0]), ids=[f"{n}-{e.get('stop', 'default')}" for n, e in CASES])
 def test_progress_reports_what_the_certificate_checks(name, extra):
     calls = []
     result = solve(name, 0, callback=lambda step, /, **metrics: calls.append((step, metrics)), **extra)

@@ -27,6 +27,7 @@ def test_environment_names_the_cpu_and_numpys_dispatch_targets():
     assert env["numpy_simd"] == numpy_simd()
 
 
+@pytest.mark.slow
 def test_a_target_switched_off_is_not_reported():
     here = numpy_simd()
     if not here:

@@ -15,7 +15,7 @@ import pytest
 from kernlearn_cli.errors import ConfigError
 from kernlearn_cli.slurm import sbatch_script
 
-from conftest import REPO
+from helpers import REPO
 
 
 def script(tmp_path, cpus, cells_per_task):
@@ -35,6 +35,7 @@ def threads_in_task(text, env=None):
                           text=True, env=env).stdout.strip()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("cpus", "cells", "jobs", "threads"), [(1, 1, 1, 1), (1, 5, 1, 1), (4, 2, 2, 1), (4, 8, 4, 1),
                                                                  (4, 1, 1, 4)])
 def test_a_task_uses_the_cpus_it_asks_for(tmp_path, cpus, cells, jobs, threads):
@@ -45,6 +46,7 @@ def test_a_task_uses_the_cpus_it_asks_for(tmp_path, cpus, cells, jobs, threads):
     assert subprocess.run(["bash", "-n"], input=text, text=True).returncode == 0
 
 
+@pytest.mark.slow
 def test_the_script_says_what_the_cpus_do_and_what_blas_threads_cost(tmp_path):
     single = script(tmp_path, 4, 1)
     assert "its 4 CPUs run BLAS threads" in single and "may change the results' last bits" in single
@@ -57,6 +59,7 @@ def test_the_script_says_what_the_cpus_do_and_what_blas_threads_cost(tmp_path):
         script(tmp_path, 0, 2)
 
 
+@pytest.mark.slow
 def test_reproduce_on_slurm_asks_for_cpus_and_fills_them(tmp_path):
     """reproduce --launcher slurm --cpus-per-task 4 (it hard-coded one CPU): N cells per task, run at once."""
     fake = tmp_path / "bin" / "sbatch"

@@ -112,7 +112,7 @@ def test_kernel_is_used_or_refused(name):
 def test_refusal_names_the_file_key_and_reason():
     cfg = {"name": "x", "seed": 0, "dataset": {"name": "iris"}, "kernel": {"name": "rbf", "sigma": 0.1},
            "constraints": {"name": "labeled_subset", "count": 20}, "solver": {"name": "nystrom"}}
-    with pytest.raises(ConfigError) as err:
+    with pytest.raises(ConfigError, match="^configs/ny.yaml: kernel: solver 'nystrom'") as err:
         bind_cell(Cell(0, cfg), "configs/ny.yaml")
     msg = str(err.value)
     assert msg.startswith("configs/ny.yaml: kernel: solver 'nystrom'") and "Gaussian" in msg and "remove it" in msg
@@ -309,7 +309,7 @@ def test_every_dataset_setting_has_an_alternative():
 @pytest.mark.parametrize("name, key", [(n, k) for n in sorted(DATASET_ALTERNATIVES) if n not in USER_FILES
                                        for k in sorted(DATASET_ALTERNATIVES[n])])
 def test_dataset_setting_changes_the_data(name, key):
-    from conftest import has_mirror
+    from helpers import has_mirror
     from kernlearn_cli.data.catalogue import CATALOGUE
     from kernlearn_cli.registry import datasets
 

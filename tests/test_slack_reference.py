@@ -66,6 +66,7 @@ def test_slack_mode_matches_an_independent_solution(name, gamma, seed):
 ACTIVE_CASES = {"burg": (burg, 1.0, 1e-5), "von_neumann": (von_neumann, 100.0, 1e-5)}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ACTIVE_CASES)
 def test_active_sweeps_reach_the_cyclic_solution_with_fewer_projections(name):
     """ITML's problem (itml_pairs, ``stop: dual_change``): the active-set schedule stops only after a

@@ -198,6 +198,7 @@ def cells_of(out: Path) -> dict[str, Path]:
     return {p.parent.name: p.parent for p in out.glob("*/record.json")}
 
 
+@pytest.mark.slow
 def test_slurm_array_matches_local_run(slurm_run, local_run):
     cells_per_task, out = slurm_run
     slurm_cells, local_cells = cells_of(out), cells_of(local_run)
@@ -239,6 +240,7 @@ def quick_local(tmp_path_factory):
     return root / "results" / "quick"
 
 
+@pytest.mark.slow
 def test_reproduce_on_slurm_matches_local(cluster, quick_local, tmp_path_factory):
     """One job array per experiment (packed into at most 2 tasks each) and a collect job after them
     (afterok): the tables it writes are the local quick run's, byte for byte."""

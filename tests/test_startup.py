@@ -56,7 +56,7 @@ def test_kth_cell_equals_expansion(tmp_path, grid):
     for k in range(-len(cells), len(cells)):
         assert same(lazy[k], cells[k]), k
     assert all(same(a, b) for a, b in zip(lazy[1::3], cells[1::3])) and len(lazy[1::3]) == len(cells[1::3])
-    with pytest.raises(IndexError):
+    with pytest.raises(IndexError, match="out of range"):
         lazy[len(cells)]
 
 
@@ -105,6 +105,7 @@ def test_builtins_table_matches_what_the_modules_register():
         assert registered == table, key
 
 
+@pytest.mark.slow
 def test_a_cell_imports_only_its_components():
     """Binding an iris/burg cell imports burg's module and none of the other solvers'; ``--help`` no numpy."""
     code = ("import sys; from kernlearn_cli.config import load; load('configs/quick.yaml'); "
@@ -121,6 +122,7 @@ def test_a_cell_imports_only_its_components():
     assert res.stdout.strip() == "[]"
 
 
+@pytest.mark.slow
 def test_warmup_command(tmp_path):
     res = subprocess.run([sys.executable, "-m", "kernlearn_cli", "warmup", "configs/quick.yaml"], capture_output=True,
                          text=True, cwd=REPO)
@@ -130,6 +132,7 @@ def test_warmup_command(tmp_path):
     assert lines[-1].startswith("warmup: done in ") and "numba cache: " in lines[-1] and len(lines) == 3
 
 
+@pytest.mark.slow
 def test_sbatch_script_warms_up_once_per_job(tmp_path):
     out = tmp_path / "out dir"
     text = sbatch_script(tmp_path / "c.yaml", out, 3, 2, name="t", overrides=["solver.tol=1e-6"], seed=None,

@@ -7,16 +7,9 @@ from kernlearn_cli.errors import ConfigError
 from kernlearn_cli.solvers import _trin_problem as TP, trin as T
 from kernlearn_cli.types import Constraints, SpilledPath
 
-
-def instance(seed=0, n=24, rate=0.03):
-    rng = np.random.default_rng(seed)
-    X = rng.normal(size=(n, 4))
-    y = rng.integers(0, 3, n)
-    K0 = np.exp(-((X[:, None] - X[None]) ** 2).sum(-1) / 8.0) + 1e-2 * np.eye(n)
-    tr = [(i, j, k) for i in range(n) for j in range(n) for k in range(n)
-          if y[i] != y[j] and y[i] == y[k] and i != k and rng.random() < rate]
-    tr = np.array(tr)
-    return X, y, np.linalg.cholesky(K0), Constraints.triplets(tr[:, 0], tr[:, 1], tr[:, 2])
+from helpers import slow_for
+from helpers import trin_instance as instance
+from reference import trin_constraint_matrices
 
 
 def laplacian_factor(n, seed=1):
@@ -29,28 +22,6 @@ def laplacian_factor(n, seed=1):
     ev, U = np.linalg.eigh(L)
     keep = ev > 1e-9 * ev[-1]
     return U[:, keep] / np.sqrt(ev[keep])
-
-
-def dense_A(constraints, n, loss):
-    """The constraint matrices of Table 2, built explicitly."""
-    out = []
-    if loss in TP.TRIPLET_LOSSES:
-        for i, j, k in zip(constraints.i, constraints.j, constraints.k):
-            A = np.zeros((n, n))
-            for (a, b), v in {(i, j): -1, (j, i): -1, (i, k): 1, (k, i): 1, (j, j): 1, (k, k): -1}.items():
-                A[a, b] += v
-            out.append(A)
-        return out
-    i, j, similar, _ = TP._pairs_from(constraints)
-    for a, b, s in zip(i, j, similar):
-        A = np.zeros((n, n))
-        if loss == "itml":
-            A[a, a] = A[b, b] = 1
-            A[a, b] = A[b, a] = -1
-        else:
-            A[a, b] = A[b, a] = 1.0 if s else -1.0
-        out.append(A)
-    return out
 
 
 LOSS_POINTS = {"log": np.linspace(-2, 2, 9), "lmnn": np.array([-1.0, 0.3, 0.75, 0.9, 1.4]),
@@ -121,7 +92,7 @@ def test_trace_map_matches_dense_constraint_matrices(loss):
     n = G0.shape[0]
     prob, X0, _, _ = TP.build_problem(G0, C, loss, 1.0, True, 0.7, (5.0, 95.0), "trin")
     K = G0 @ G0.T
-    As = dense_A(C, n, loss)
+    As = trin_constraint_matrices(C, n, loss)
     assert np.allclose(prob.op.values(K), [np.vdot(K, A) for A in As])
     alpha = np.random.default_rng(0).normal(size=len(As))
     assert np.allclose(TP.dense(prob.op.adjoint(alpha)), sum(a * A for a, A in zip(alpha, As)))
@@ -149,6 +120,7 @@ def cvxpy_log_loss_optimum(G0, C, gamma):
     return prob.value + np.linalg.slogdet(G0 @ G0.T)[1] - n
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("seed", [0, 1])
 def test_trin_reaches_the_optimum_of_an_independent_convex_solver(seed):
     X, y, G0, C = instance(seed, n=20, rate=0.05)
@@ -189,7 +161,7 @@ def test_path_points_and_warm_start():
     assert warm.objective == pytest.approx(cold.objective, rel=1e-9)
 
 
-@pytest.mark.parametrize("solver", [T.trin, T.pr_cg])
+@pytest.mark.parametrize("solver", slow_for([T.trin, T.pr_cg], {"pr_cg"}, lambda f: f.__name__))
 def test_relative_stop_ends_at_the_first_iterate_below_tol_times_the_start(solver):
     """stop: relative ends each γ's solve at the first iterate whose natural gradient norm is
     <= tol x its norm at K0 for that γ, warm-started or not (the rule behind the paper's Table 3)."""
@@ -229,6 +201,7 @@ def test_bad_input():
         T.trin(G0, pairs, loss="log")
 
 
+@pytest.mark.slow
 def test_cli_run_writes_what_the_objective_depends_on(tmp_path):
     """iris: Laplacian pseudo-inverse, neighbour triplets, a short path; the objective recomputes
     from the factors file alone (triplets, K0, loss_weight)."""
@@ -236,7 +209,7 @@ def test_cli_run_writes_what_the_objective_depends_on(tmp_path):
 
     import yaml
 
-    from conftest import kernlearn
+    from helpers import kernlearn
     from kernlearn_cli.io import read_factors
 
     cfg = {"name": "trin_cli", "seed": 0, "dataset": {"name": "iris"},
@@ -267,11 +240,12 @@ def test_cli_run_writes_what_the_objective_depends_on(tmp_path):
     assert m["error"] == m["error_path"][-1] and m["error_best"] == min(m["error_path"])
 
 
+@pytest.mark.slow
 def test_cli_rejects_a_kernel_that_is_not_positive_definite(tmp_path):
     """K0 indefinite (a user's kernel file): one clear error paragraph, nothing written."""
     import yaml
 
-    from conftest import kernlearn
+    from helpers import kernlearn
 
     rng = np.random.default_rng(0)
     A = rng.normal(size=(12, 12))
@@ -288,12 +262,13 @@ def test_cli_rejects_a_kernel_that_is_not_positive_definite(tmp_path):
     assert not any((tmp_path / "out").rglob("factors.h5"))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("solver", ["trin", "pr_cg"])
 def test_cli_verbose_prints_the_iterations(tmp_path, solver):
     """-v: one line per iteration with the solver's own quantities (pr_cg reports its step t)."""
     import yaml
 
-    from conftest import kernlearn
+    from helpers import kernlearn
 
     cfg = {"name": "trin_v", "seed": 0, "dataset": {"name": "iris"},
            "kernel": {"name": "laplacian_pinv", "neighbors": 10, "scale_features": "standard"},
@@ -402,7 +377,7 @@ def test_trial_step_matches_a_fresh_factorization():
     assert T._trial(prob, s, -2.0 * np.eye(len(Zh)))[0] is None
 
 
-@pytest.mark.parametrize("solver", [T.trin, T.pr_cg])
+@pytest.mark.parametrize("solver", slow_for([T.trin, T.pr_cg], {"pr_cg"}, lambda f: f.__name__))
 def test_path_budget_stops_the_path_and_fails_the_certificate(solver):
     """max_path_iter caps the iterations summed over the path (the paper's "> 10000"): the path
     stops where the budget runs out, with the γ's left counted and converged = false; a budget
@@ -452,6 +427,7 @@ def test_path_is_the_one_before_the_memory_rework(mode, stop):
     assert len(res.path) == 3 and np.allclose(res.path[-1][1] @ res.path[-1][1].T, res.G @ res.G.T, atol=1e-12)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("trust_norm,bound", [("frobenius", 9.5), ("natural", 8.0)])
 @pytest.mark.parametrize("rank_gap", [1, 10])
 def test_solver_call_peak_allocation_in_n2_doubles(rank_gap, trust_norm, bound):
@@ -480,6 +456,7 @@ def test_solver_call_peak_allocation_in_n2_doubles(rank_gap, trust_norm, bound):
     assert peak <= bound * 8 * n * n
 
 
+@pytest.mark.slow
 def test_keep_path_costs_one_factor_whatever_the_path_length():
     """keep_path writes each path point's factor to a temporary file (types.SpilledPath) instead of
     holding it: the solver call's peak with a 7-point path is within one n² of doubles of its peak

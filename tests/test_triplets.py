@@ -150,7 +150,7 @@ def test_experiment_rejects_triplets_for_pair_solver(tmp_path):
     from kernlearn_cli.experiment import run_cell
 
     (cell,) = expand(load(_config(tmp_path, "burg")))
-    with pytest.raises(ConfigError) as err:
+    with pytest.raises(ConfigError, match="constraint generator 'neighbor_triplets'") as err:
         run_cell(cell, tmp_path / "out", where="c.yaml")
     msg = str(err.value)
     assert "constraint generator 'neighbor_triplets'" in msg and "solver 'burg'" in msg

@@ -13,11 +13,12 @@ from kernlearn_cli.solvers.von_neumann import von_neumann
 from kernlearn_cli.types import KIND_CODE, PAIR_KINDS, Constraints
 
 from reference import von_neumann_dual_reference
-from test_burg import feasible_instance, relative_violation
+from helpers import feasible_instance, relative_violation
 
 DIST = ["dist_le", "dist_ge", "dist_eq"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("seed", range(4))
 @pytest.mark.parametrize("full_rank", [False, True])
 @pytest.mark.parametrize("kinds", ["distance", "all"])
@@ -29,11 +30,12 @@ def test_matches_dense_dual_reference(seed, full_rank, kinds):
     K, K0 = res.G @ res.G.T, G0 @ G0.T
     Kref, obj_ref = von_neumann_dual_reference(G0, C)
     assert res.converged
-    assert abs(res.objective - obj_ref) <= 1e-4 * abs(obj_ref)
+    # measured over the 16 cases: objective within 1.5e-7 of the reference, K within 3.3e-8 (relative)
+    assert abs(res.objective - obj_ref) <= 3e-6 * abs(obj_ref)
     assert relative_violation(res.G, C).max() <= 1e-6
     assert np.linalg.matrix_rank(K, tol=1e-8 * np.abs(K).max()) <= np.linalg.matrix_rank(K0)
     assert np.linalg.eigvalsh(K).min() >= -1e-9 * np.abs(K).max()
-    assert np.abs(K - Kref).max() <= 1e-3 * np.abs(Kref).max()
+    assert np.abs(K - Kref).max() <= 1e-6 * np.abs(Kref).max()
     assert 1 <= res.info["evaluations_per_projection"] <= 10
 
 
@@ -276,7 +278,7 @@ def test_one_secular_solve_per_projection_and_the_fallback_runs():
         res = von_neumann(G, C, tol=1e-9)
         Kref, obj_ref = von_neumann_dual_reference(G, C)
         assert res.converged and relative_violation(res.G, C).max() <= 1e-6
-        assert abs(res.objective - obj_ref) <= 1e-4 * abs(obj_ref)
+        assert abs(res.objective - obj_ref) <= 1e-6 * abs(obj_ref)      # measured: 2.6e-10 and 1.8e-8
         if scale[-1] == 1.0:
             assert res.info["exact_trace_evaluations"] == 0
         else:
