@@ -81,7 +81,7 @@ def paired(diffs: list[float]) -> str:
     d = np.round(np.asarray(diffs, dtype=float), 12)          # an exact tie prints as 0
     if len(d) < 2:
         return f"{d.mean():+.4g} (one pair)"
-    se = d.std(ddof=1) / math.sqrt(len(d))
+    se = round(d.std(ddof=1) / math.sqrt(len(d)), 12)            # equal pairs: 0, not a rounding residue
     return f"{d.mean():+.4g} ± {se:.2g} ({d.mean() / se:+.1f} SE)" if se > 0 else f"{d.mean():+.4g} (all pairs equal)"
 
 
