@@ -47,7 +47,8 @@ PAIRS = {
                   ("digits_subsets", ("fig1_digits_initial",), ("knn_accuracy",), ("dataset.subset_seed",), {}),
                   ("digits_slack_burg", ("fig1_digits_burg",), ("iterations",), ("constraints.count",), {"constraints.count": 200}),
                   ("digits_slack_von_neumann", ("fig1_digits_von_neumann",), ("iterations",), ("constraints.count",),
-                   {"constraints.count": 200})],
+                   {"constraints.count": 200}),
+                  ("gyrb_like_offset", ("gyrb_protocol_projections_gyrb_like",), ("iterations",), ("dataset.offset",), {})],
     # the 52-point wine subset against the full wine's cells of the same setting and seed
     "tsuda2005": [("wine_n52_target", ("fig2_wine_target",), ("knn_error",), ("dataset",), {}),
                   ("wine_n52_meg", ("fig2_wine_meg_long",), ("knn_error", "bound_ratio"), ("dataset",), {})],
