@@ -9,7 +9,7 @@ then pairs each archived cell with the study's archived cell of the same setting
 the comparison (Markdown), with the experiment's measured CPU time (the records'
 ``provenance.cpu_seconds``).  Without ``--pack`` it reads the committed archives alone.
 
-    python benchmarks/causes.py hu2013 | li2009 | kulis2006 [--pack] [--results results]
+    python benchmarks/causes.py hu2013 | li2009 | kulis2006 | tsuda2005 [--pack] [--results results]
 """
 
 from __future__ import annotations
@@ -41,8 +41,17 @@ PAIRS = {
                ("pr_cg_preconditioned", TABLE3, ("iterations", "error"), (), {}),
                ("k0_unscaled_table5", TABLE5, ("error_loo", "error_best", "iterations"), (), {}),
                ("itml_6400_trials", ("fig1_itml",), ("iterations",), ("seed",), {"seed": 0}),
-               ("uspst_labeling", ("uspst",), ("gamma_best", "error_best"), ("seed",), {})],
-    "kulis2006": [("wine_vn_more", ("fig2_wine_target",), ("knn_accuracy",), ("constraints.count", "kernel"), RBF)],
+               ("uspst_labeling", ("uspst",), ("gamma_best", "error_best"), ("seed",), {}),
+               ("baseline_stop_relative", TABLE3, ("iterations", "error"), (), {})],
+    "kulis2006": [("wine_vn_more", ("fig2_wine_target",), ("knn_accuracy",), ("constraints.count", "kernel"), RBF),
+                  ("digits_subsets", ("fig1_digits_initial",), ("knn_accuracy",), ("dataset.subset_seed",), {}),
+                  ("digits_slack_burg", ("fig1_digits_burg",), ("iterations",), ("constraints.count",), {"constraints.count": 200}),
+                  ("digits_slack_von_neumann", ("fig1_digits_von_neumann",), ("iterations",), ("constraints.count",),
+                   {"constraints.count": 200}),
+                  ("gyrb_like_offset", ("gyrb_protocol_projections_gyrb_like",), ("iterations",), ("dataset.offset",), {})],
+    # the 52-point wine subset against the full wine's cells of the same setting and seed
+    "tsuda2005": [("wine_n52_target", ("fig2_wine_target",), ("knn_error",), ("dataset",), {}),
+                  ("wine_n52_meg", ("fig2_wine_meg_long",), ("knn_error", "bound_ratio"), ("dataset",), {})],
 }
 
 
@@ -57,9 +66,11 @@ def pack(folder: Path, config: Path) -> Archive:
 
 
 def key(record: dict, free: tuple) -> tuple:
-    """A cell's dataset, setting (its grid point, without the axes in ``free``) and seed (None if free)."""
+    """A cell's dataset, setting (its grid point, without the axes in ``free``) and seed (dataset or seed:
+    None if free)."""
     grid = {k: v for k, v in record["grid"].items() if k not in ("seed", "dataset", "dataset.name", *free)}
-    return record["dataset"], json.dumps(grid, sort_keys=True), None if "seed" in free else record["seed"]
+    return (None if "dataset" in free else record["dataset"], json.dumps(grid, sort_keys=True),
+            None if "seed" in free else record["seed"])
 
 
 def value(record: dict, metric: str) -> float:
@@ -71,7 +82,7 @@ def paired(diffs: list[float]) -> str:
     d = np.round(np.asarray(diffs, dtype=float), 12)          # an exact tie prints as 0
     if len(d) < 2:
         return f"{d.mean():+.4g} (one pair)"
-    se = d.std(ddof=1) / math.sqrt(len(d))
+    se = round(d.std(ddof=1) / math.sqrt(len(d)), 12)            # equal pairs: 0, not a rounding residue
     return f"{d.mean():+.4g} ± {se:.2g} ({d.mean() / se:+.1f} SE)" if se > 0 else f"{d.mean():+.4g} (all pairs equal)"
 
 
