@@ -133,3 +133,39 @@ def trin_instance(seed=0, n=24, rate=0.03):
           if y[i] != y[j] and y[i] == y[k] and i != k and rng.random() < rate]
     tr = np.array(tr)
     return X, y, np.linalg.cholesky(K0), Constraints.triplets(tr[:, 0], tr[:, 1], tr[:, 2])
+
+
+#: A tiny study (12 Burg cells on iris, a few seconds): its experiment's config and its study file, one
+#: table and one statement; tests add what they need (a second table, explanations).
+TINY_CONFIG = {"name": "tiny", "seed": 0, "grid": {"constraints.count": [30, 100, 300], "seed": "range(4)"},
+               "dataset": {"name": "iris"}, "kernel": {"name": "linear"},
+               "constraints": {"name": "idealized_pairs", "count": 10}, "solver": {"name": "burg", "slack": 1.0},
+               "evaluate": [{"name": "knn_accuracy", "k": 5, "repeats": 2}]}
+TINY_STUDY = {"paper": "tinypaper", "title": "A tiny paper",
+              "experiments": {"burg": {"config": "tiny.yaml", "seconds_per_cell": 0.5}},
+              "tables": {"tiny_acc": {"title": "accuracy", "from": ["burg"], "metric": "knn_accuracy",
+                                      "rows": "constraints.count", "cols": "solver"}},
+              "statements": [{"table": "tiny_acc", "row": 30, "col": "burg", "paper": 0.9, "rule": "abs 0.1",
+                              "where": "Table 1"}]}
+
+
+def quick_run(tmp_path_factory) -> Path:
+    """The README's first run, ``kernlearn run configs/quick.yaml`` (Burg with slack on iris, 3
+    constraint counts x 3 seeds), in this process in a fresh folder; returns that folder."""
+    import shutil
+    import sys
+
+    import pytest
+
+    from kernlearn_cli.cli import main
+
+    here = tmp_path_factory.mktemp("quick")
+    (here / "configs").mkdir()
+    shutil.copy(REPO / "configs" / "quick.yaml", here / "configs" / "quick.yaml")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.chdir(here)
+        mp.setattr(sys, "argv", ["kernlearn", "run", "configs/quick.yaml"])
+        with pytest.raises(SystemExit) as done:
+            main()
+    assert not done.value.code
+    return here

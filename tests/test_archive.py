@@ -15,18 +15,11 @@ from kernlearn_cli.archive import Archive, ArchiveError, essence
 from kernlearn_cli.errors import DataError
 from kernlearn_cli.runner import parse_budget
 
-#: A tiny study: 12 Burg cells on iris (a few seconds), one table.
-CONFIG = {"name": "tiny", "seed": 0, "grid": {"constraints.count": [30, 100, 300], "seed": "range(4)"},
-          "dataset": {"name": "iris"}, "kernel": {"name": "linear"},
-          "constraints": {"name": "idealized_pairs", "count": 10}, "solver": {"name": "burg", "slack": 1.0},
-          "evaluate": [{"name": "knn_accuracy", "k": 5, "repeats": 2}]}
-STUDY = {"paper": "tinypaper", "title": "A tiny paper",
-         "experiments": {"burg": {"config": "tiny.yaml", "seconds_per_cell": 0.5}},
-         "tables": {"tiny_acc": {"title": "accuracy", "from": ["burg"], "metric": "knn_accuracy",
-                                 "rows": "constraints.count", "cols": "solver"},
-                    "tiny_long": {"from": ["burg"]}},
-         "statements": [{"table": "tiny_acc", "row": 30, "col": "burg", "paper": 0.9, "rule": "abs 0.1",
-                      "where": "Table 1"}]}
+from helpers import TINY_CONFIG, TINY_STUDY
+
+#: A tiny study: 12 Burg cells on iris (a few seconds), two tables.
+CONFIG = TINY_CONFIG
+STUDY = {**TINY_STUDY, "tables": {**TINY_STUDY["tables"], "tiny_long": {"from": ["burg"]}}}
 
 
 @pytest.fixture

@@ -3,9 +3,7 @@ and ``plot-history`` as the README runs it on the quick Burg-with-slack run."""
 
 import json
 import re
-import shutil
 import struct
-import sys
 from pathlib import Path
 
 import h5py
@@ -15,25 +13,13 @@ import pytest
 from kernlearn_cli.report import figures, records
 from kernlearn_cli.report import labels as figure_labels
 
-from helpers import REPO
+from helpers import quick_run
 
 
 @pytest.fixture(scope="module")
 def quick(tmp_path_factory):
-    """The README's first run, ``kernlearn run configs/quick.yaml`` (Burg with slack on iris, 3
-    constraint counts x 3 seeds), in this process in a fresh folder; returns that folder."""
-    from kernlearn_cli.cli import main
-
-    here = tmp_path_factory.mktemp("quick")
-    (here / "configs").mkdir()
-    shutil.copy(REPO / "configs" / "quick.yaml", here / "configs" / "quick.yaml")
-    with pytest.MonkeyPatch.context() as mp:
-        mp.chdir(here)
-        mp.setattr(sys, "argv", ["kernlearn", "run", "configs/quick.yaml"])
-        with pytest.raises(SystemExit) as done:
-            main()
-    assert not done.value.code
-    return here
+    """The README's first run in a fresh folder (``helpers.quick_run``); returns that folder."""
+    return quick_run(tmp_path_factory)
 
 
 @pytest.fixture

@@ -15,7 +15,7 @@ from kernlearn_cli.errors import ConfigError
 from kernlearn_cli.report.html import HISTORY_POINTS, history_svg, thin
 from kernlearn_cli.report.tidy import check_tidy_path, tidy_records, write_tidy
 
-REPO = Path(__file__).resolve().parents[1]
+from helpers import REPO, TINY_CONFIG, TINY_STUDY, quick_run
 
 
 @pytest.fixture(scope="module")
@@ -24,18 +24,7 @@ def quick(tmp_path_factory):
     made failed (its record replaced by a ``failed.json``), one made not run (its folder removed) and one
     made unconverged (its worst check 0.5 against 0.001, and its peak memory recorded); returns the
     results folder."""
-    from kernlearn_cli.cli import main
-
-    here = tmp_path_factory.mktemp("quick")
-    (here / "configs").mkdir()
-    shutil.copy(REPO / "configs" / "quick.yaml", here / "configs" / "quick.yaml")
-    with pytest.MonkeyPatch.context() as mp:
-        mp.chdir(here)
-        mp.setattr(sys, "argv", ["kernlearn", "run", "configs/quick.yaml"])
-        with pytest.raises(SystemExit) as done:
-            main()
-    assert not done.value.code
-    out = here / "results" / "quick_iris_burg"
+    out = quick_run(tmp_path_factory) / "results" / "quick_iris_burg"
     cells = sorted(p for p in out.iterdir() if (p / "record.json").is_file())
     shutil.rmtree(cells[0])
     (cells[1] / "record.json").unlink()
@@ -140,18 +129,9 @@ def test_report_needs_an_html_file_for_several_sources(quick, tmp_path, inproc):
 
 
 #: A tiny study (12 Burg cells on iris, seconds) whose statement has an explanation.
-CONFIG = {"name": "tiny", "seed": 0, "grid": {"constraints.count": [30, 100, 300], "seed": "range(4)"},
-          "dataset": {"name": "iris"}, "kernel": {"name": "linear"},
-          "constraints": {"name": "idealized_pairs", "count": 10}, "solver": {"name": "burg", "slack": 1.0},
-          "evaluate": [{"name": "knn_accuracy", "k": 5, "repeats": 2}]}
-STUDY = {"paper": "tinypaper", "title": "A tiny paper",
-         "experiments": {"burg": {"config": "tiny.yaml", "seconds_per_cell": 0.5}},
-         "tables": {"tiny_acc": {"title": "accuracy", "from": ["burg"], "metric": "knn_accuracy",
-                                 "rows": "constraints.count", "cols": "solver"}},
-         "statements": [{"table": "tiny_acc", "row": 30, "col": "burg", "paper": 0.9, "rule": "abs 0.1",
-                         "where": "Table 1", "explanation": "stand-in"},
-                        {"table": "tiny_acc", "row": 300, "col": "burg", "paper": 0.2, "rule": "abs 0.01",
-                         "where": "Table 1, last row"}]}
+STUDY = {**TINY_STUDY, "statements": [{**TINY_STUDY["statements"][0], "explanation": "stand-in"},
+                                      {"table": "tiny_acc", "row": 300, "col": "burg", "paper": 0.2, "rule": "abs 0.01",
+                                       "where": "Table 1, last row"}]}
 
 
 @pytest.fixture(scope="module")
@@ -163,7 +143,7 @@ def paper(tmp_path_factory):
 
     here = tmp_path_factory.mktemp("paper")
     (here / "tinypaper").mkdir()
-    (here / "tinypaper" / "tiny.yaml").write_text(yaml.safe_dump(CONFIG))
+    (here / "tinypaper" / "tiny.yaml").write_text(yaml.safe_dump(TINY_CONFIG))
     (here / "tinypaper" / "study.yaml").write_text(yaml.safe_dump(STUDY, sort_keys=False))
     (here / "tinypaper" / "study.md").write_text("## explanation stand-in\n\nA stand-in explanation.\n")  # prose file
     for args in ((), ("--no-run",)):

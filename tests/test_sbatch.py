@@ -60,13 +60,19 @@ def test_the_script_says_what_the_cpus_do_and_what_blas_threads_cost(tmp_path):
 
 
 @pytest.mark.slow
-def test_reproduce_on_slurm_asks_for_cpus_and_fills_them(tmp_path):
-    """reproduce --launcher slurm --cpus-per-task 4 (it hard-coded one CPU): N cells per task, run at once."""
+
+def fake_sbatch(tmp_path, body: str):
+    """An ``sbatch`` stand-in running the shell ``body`` (it answers a job id), first on PATH: (its path, env)."""
     fake = tmp_path / "bin" / "sbatch"
     fake.parent.mkdir()
-    fake.write_text('#!/bin/sh\necho "$@" >> "$(dirname "$0")/calls"\necho 4242\n')
+    fake.write_text(f"#!/bin/sh\n{body}\n")
     fake.chmod(fake.stat().st_mode | stat.S_IEXEC)
-    env = {**os.environ, "PATH": f"{fake.parent}{os.pathsep}{os.environ['PATH']}"}
+    return fake, {**os.environ, "PATH": f"{fake.parent}{os.pathsep}{os.environ['PATH']}"}
+
+
+def test_reproduce_on_slurm_asks_for_cpus_and_fills_them(tmp_path):
+    """reproduce --launcher slurm --cpus-per-task 4 (it hard-coded one CPU): N cells per task, run at once."""
+    fake, env = fake_sbatch(tmp_path, 'echo "$@" >> "$(dirname "$0")/calls"\necho 4242')
     study = REPO / "configs" / "papers" / "kulis2006" / "study.yaml"
     res = subprocess.run([sys.executable, "-m", "kernlearn_cli", "reproduce", str(study), "--quick", "--launcher", "slurm", "--cpus-per-task", "4", "--results", str(tmp_path / "results")],
                          capture_output=True, text=True, env=env, cwd=tmp_path)
@@ -125,11 +131,7 @@ def test_max_running_throttles_the_array_and_tasks_are_requeued(tmp_path, inproc
     code, _, stderr = inproc("slurm", cfg, "--out", tmp_path / "zero", "--max-running", 0)
     assert code == 2 and "--max-running must be >= 1 (array tasks running at once), got 0." in stderr
     assert not (tmp_path / "zero").exists()
-    fake = tmp_path / "bin" / "sbatch"
-    fake.parent.mkdir()
-    fake.write_text('#!/bin/sh\necho 4242\n')
-    fake.chmod(fake.stat().st_mode | stat.S_IEXEC)
-    env = {**os.environ, "PATH": f"{fake.parent}{os.pathsep}{os.environ['PATH']}"}
+    _, env = fake_sbatch(tmp_path, "echo 4242")
     study = REPO / "configs" / "papers" / "kulis2006" / "study.yaml"
     res = subprocess.run([sys.executable, "-m", "kernlearn_cli", "reproduce", str(study), "--quick", "--launcher",
                           "slurm", "--max-running", "3", "--results", str(tmp_path / "results")],
