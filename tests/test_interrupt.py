@@ -22,9 +22,10 @@ from kernlearn_cli.kernels import factorize
 
 #: A dataset loader registered in a child interpreter that then runs the ``kernlearn`` entry point:
 #: ``stuck`` blocks SIGINT and sleeps (a cell inside LAPACK or a compiled kernel never sees Ctrl-C);
-#: ``slow`` sleeps, interruptibly.  Both print READY once in place (``stuck``: with SIGINT blocked).
+#: ``slow`` sleeps, interruptibly.  Both print READY and their pid just before they sleep (``stuck``: with
+#: SIGINT blocked).
 SCRIPT = textwrap.dedent("""
-    import signal, sys, time
+    import os, signal, sys, time
     import numpy as np
     from kernlearn_cli.registry import datasets
     from kernlearn_cli.types import Dataset
@@ -33,7 +34,7 @@ SCRIPT = textwrap.dedent("""
     def stuck_or_slow(*, stuck: bool = True, seconds: float = 600.0):
         if stuck:
             signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
-        print("READY", flush=True)
+        print("READY", os.getpid(), flush=True)
         time.sleep(seconds)
         return Dataset("stuck_or_slow", X=np.eye(6), y=np.array([0, 0, 0, 1, 1, 1]))
 
@@ -59,15 +60,19 @@ def start(tmp_path, cfg):
 
 
 def ctrl_c_when_ready(proc):
-    """Send SIGINT once the work is in place (it printed READY) and the supervisor (``proc``) waits for
-    it with its handlers installed (it sleeps in ``waitpid``: /proc/PID/wchan is ``do_wait``); sent
-    earlier, Ctrl-C would find the work still in Python code, or no handler yet."""
-    assert proc.stdout.readline().strip() == "READY"
-    wchan = Path(f"/proc/{proc.pid}/wchan")
+    """Send SIGINT once the work is in place (it printed READY and its main thread sleeps in the kernel:
+    /proc/PID/wchan is ``hrtimer_nanosleep``) and the supervisor (``proc``) waits for it with its handlers
+    installed (it sleeps in ``waitpid``: ``do_wait``).  Sent earlier, Ctrl-C would find the work still in
+    Python code: between READY and the sleep, a handler run by another thread of the work (SIGINT is
+    blocked only in the main one) raises at the next bytecode, and the work stops by itself (seen in CI)."""
+    ready, pid = proc.stdout.readline().split()
+    assert ready == "READY"
     deadline = time.monotonic() + 60
-    while wchan.read_text() != "do_wait":
-        assert time.monotonic() < deadline, f"the supervisor is not waiting for its child: {wchan.read_text()!r}"
-        time.sleep(0.01)
+    for who, state in ((proc.pid, "do_wait"), (int(pid), "hrtimer_nanosleep")):
+        wchan = Path(f"/proc/{who}/wchan")
+        while wchan.read_text() != state:
+            assert time.monotonic() < deadline, f"process {who} is not in {state}: {wchan.read_text()!r}"
+            time.sleep(0.01)
     proc.send_signal(signal.SIGINT)
 
 
