@@ -6,9 +6,11 @@ eigendecomposition) or a compiled kernel would not see Ctrl-C for minutes.  So t
 child process (fork, in a process group of its own, with the cells' worker processes); this process
 only waits for it.  On SIGINT (Ctrl-C) or SIGTERM it passes the signal on to the child's group: a child
 in Python code stops as it always did (the line saying what finished, exit 130; SIGTERM is taken
-like Ctrl-C, :func:`stop_on_sigterm`, exit 143).  A child that has not ended :data:`GRACE` seconds
-later (:data:`TERM_GRACE` after SIGTERM) is inside compiled code; the whole group is killed and this process
-says so itself.  Killing costs nothing that was finished: cells are written atomically (a killed cell
+like Ctrl-C, :func:`stop_on_sigterm`, exit 143), and its handler first tells this process so (a byte
+on a pipe): however long the stop then takes on a loaded machine, it is waited for, and a second
+Ctrl-C kills it at once.  A child that has not said so within :data:`GRACE` seconds (:data:`TERM_GRACE`
+after SIGTERM) is inside compiled code, where no Python handler runs; the whole group is killed and
+this process says so itself.  Killing costs nothing that was finished: cells are written atomically (a killed cell
 leaves no file that looks finished, and a rerun computes it).
 
 The child is the same process the command ran in before (fork: the modules already imported, and each
@@ -21,6 +23,7 @@ or ``KERNLEARN_SUPERVISE=0``, the command runs in this process as before.
 from __future__ import annotations
 
 import os
+import select
 import signal
 import sys
 import time
@@ -34,6 +37,26 @@ TERM_GRACE = 20.0
 TERMINATED = 128 + signal.SIGTERM
 #: Whether SIGTERM stopped this process's command (set by :func:`stop_on_sigterm`'s handler).
 terminated = False
+#: The child's end of the pipe on which it tells the supervisor that it is stopping (None: unsupervised).
+_stopping_fd: int | None = None
+#: The process whose Python signal handlers speak for the command (not its forked cell workers).
+_owner: int | None = None
+
+
+def _say_stopping() -> None:
+    """In the command's process, from a signal handler: tell the supervisor that the command is in
+    Python code and stopping (non-blocking; a full or closed pipe needs no second word)."""
+    if _stopping_fd is not None and os.getpid() == _owner:
+        try:
+            os.write(_stopping_fd, b"s")
+        except OSError:
+            pass
+
+
+def _interrupt(signum, frame):
+    """SIGINT in the supervised command: say it is stopping, then Python's own ``KeyboardInterrupt``."""
+    _say_stopping()
+    signal.default_int_handler(signum, frame)
 
 
 class _Signal(Exception):
@@ -78,6 +101,7 @@ def stop_on_sigterm() -> None:
             return
         terminated = True
         signal.signal(signum, signal.SIG_IGN)
+        _say_stopping()
         raise KeyboardInterrupt
 
     signal.signal(signal.SIGTERM, interrupt)
@@ -100,16 +124,24 @@ def supervise() -> None:
     Ctrl-C / SIGTERM on, and exit with its status (never returns here)."""
     if not hasattr(os, "fork") or os.environ.get("KERNLEARN_SUPERVISE", "1") == "0":
         return
+    global _stopping_fd, _owner
     sys.stdout.flush()
     sys.stderr.flush()
     parent = os.getpid()
+    stopping_r, stopping_w = os.pipe()
     pid = os.fork()
     if pid == 0:                               # the child: the command's own process
         os.setpgid(0, 0)
         die_with_parent()
         if os.getppid() != parent:             # the parent died before prctl took effect
             os._exit(137)
+        os.close(stopping_r)
+        os.set_blocking(stopping_w, False)
+        _stopping_fd, _owner = stopping_w, os.getpid()
+        if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+            signal.signal(signal.SIGINT, _interrupt)
         return
+    os.close(stopping_w)
     try:
         os.setpgid(pid, pid)                   # (as the child does: whichever runs first)
     except OSError:
@@ -127,34 +159,43 @@ def supervise() -> None:
                   "when memory runs out)" if name == "SIGKILL" else "") + ". Finished cells are kept; the same "
                   "command resumes with the others.", file=sys.stderr, flush=True)
     except _Signal as first:
-        status = _stop(pid, first.signum)
+        status = _stop(pid, first.signum, stopping_r)
     sys.stdout.flush()
     os._exit(_exit_code(status))
 
 
-def _stop(pid: int, signum: int) -> int:
-    """Pass ``signum`` on to the child's group; after :data:`GRACE` seconds (or a second signal; for
-    SIGTERM :data:`TERM_GRACE`, and a repeated SIGTERM, as SLURM may send, is ignored) kill the group.
-    Returns the wait status to exit with."""
+def _stop(pid: int, signum: int, stopping: int) -> int:
+    """Pass ``signum`` on to the child's group and wait for the child.  A child that says it is stopping
+    (a byte on the pipe ``stopping``) is waited for until it ends, or until a second signal; one that
+    has not said so after :data:`GRACE` seconds (for SIGTERM :data:`TERM_GRACE`, and a repeated SIGTERM,
+    as SLURM may send, is ignored) is killed with its group, as is one still running
+    :data:`TERM_GRACE` after SIGTERM (the scheduler's SIGKILL follows).  Returns the wait status to exit
+    with."""
     _killpg(pid, signum)
     grace = GRACE
     if signum == signal.SIGTERM:
         signal.signal(signum, signal.SIG_IGN)
         grace = TERM_GRACE
-    deadline = time.monotonic() + grace
+    start = time.monotonic()
+    said = False
     try:
-        while time.monotonic() < deadline:
+        while said and signum == signal.SIGINT or time.monotonic() < start + grace:
             done, status = os.waitpid(pid, os.WNOHANG)
             if done:
                 _killpg(pid, signal.SIGKILL)   # the cells' workers, if any is left
                 return status
-            time.sleep(0.02)
+            if said:
+                time.sleep(0.02)
+            else:
+                said = bool(select.select([stopping], [], [], 0.02)[0])
     except _Signal:
         pass
     _killpg(pid, signal.SIGKILL)
     os.waitpid(pid, 0)
     what = "interrupted" if signum == signal.SIGINT else f"stopped by {signal.Signals(signum).name}"
-    print(f"kernlearn: {what}: the work was inside compiled code (a factorization or a solver's kernel) and "
-          f"was ended after {grace:.0f} s. Finished cells are kept (each is written whole or not at all); the "
-          f"same command resumes with the others.", file=sys.stderr, flush=True)
+    where = ("was stopping" if said else
+             "was inside compiled code (a factorization or a solver's kernel)")
+    print(f"kernlearn: {what}: the work {where} and was ended after {time.monotonic() - start:.0f} s. Finished "
+          f"cells are kept (each is written whole or not at all); the same command resumes with the others.",
+          file=sys.stderr, flush=True)
     return (128 + signum) << 8                 # exit status 128 + signal number, as a shell reports it

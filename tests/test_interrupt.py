@@ -22,7 +22,7 @@ from kernlearn_cli.kernels import factorize
 
 #: A dataset loader registered in a child interpreter that then runs the ``kernlearn`` entry point:
 #: ``stuck`` blocks SIGINT and sleeps (a cell inside LAPACK or a compiled kernel never sees Ctrl-C);
-#: ``slow`` sleeps, interruptibly.  Both print READY and their pid just before they sleep (``stuck``: with
+#: ``slow`` sleeps, interruptibly, and takes ``linger`` seconds to stop.  Both print READY and their pid just before they sleep (``stuck``: with
 #: SIGINT blocked).
 SCRIPT = textwrap.dedent("""
     import os, signal, sys, time
@@ -31,11 +31,15 @@ SCRIPT = textwrap.dedent("""
     from kernlearn_cli.types import Dataset
 
     @datasets.register("stuck_or_slow")
-    def stuck_or_slow(*, stuck: bool = True, seconds: float = 600.0):
+    def stuck_or_slow(*, stuck: bool = True, seconds: float = 600.0, linger: float = 0.0):
         if stuck:
             signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
         print("READY", os.getpid(), flush=True)
-        time.sleep(seconds)
+        try:
+            time.sleep(seconds)
+        except KeyboardInterrupt:
+            time.sleep(linger)
+            raise
         return Dataset("stuck_or_slow", X=np.eye(6), y=np.array([0, 0, 0, 1, 1, 1]))
 
     from kernlearn_cli.cli import entry
@@ -97,6 +101,20 @@ def test_ctrl_c_in_python_code_says_it_was_interrupted(tmp_path):
     _, err = proc.communicate(timeout=60)
     assert proc.returncode == 130, err
     assert "kernlearn: interrupted; finished cells are kept" in err and "Traceback" not in err
+
+
+@pytest.mark.slow
+def test_a_command_that_takes_long_to_stop_is_waited_for(tmp_path):
+    """A command in Python code says it is stopping: on a loaded machine its stop may take longer than
+    the grace given to compiled code (here 1.5 s more), and it was killed and said to be "inside compiled
+    code" (seen in CI)."""
+    from kernlearn_cli.supervise import GRACE
+
+    proc = start(tmp_path, config(tmp_path, stuck=False, linger=GRACE + 1.5))
+    ctrl_c_when_ready(proc)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    assert "kernlearn: interrupted; finished cells are kept" in err and "compiled code" not in err
 
 
 @pytest.mark.slow
