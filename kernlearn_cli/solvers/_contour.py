@@ -20,7 +20,6 @@ import math
 import numpy as np
 from numba import njit
 
-from ._secular import FASTMATH
 
 
 def _talbot_nodes(n):
@@ -43,7 +42,7 @@ QUAD_ERR = 5e-14
 QUAD_RTOL = 1e-12
 
 
-@njit(cache=True, fastmath=FASTMATH, error_model="numpy")
+@njit(cache=True, error_model="numpy")
 def _quad_node(shifted, weight, k, zr, zi2):
     """(sum_j weight_j a_j / (a_j^2 + zi2), sum_j weight_j / (a_j^2 + zi2)), a_j = zr - shifted_j:
     the reductions of one node, vectorised (the shift is subtracted before, exactly as written)."""

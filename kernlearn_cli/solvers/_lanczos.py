@@ -28,14 +28,14 @@ import numpy as np
 from numba import njit
 
 from ._contour import QUAD_Z
-from ._secular import EPS, FASTMATH, poles, sort_perm
+from ._secular import EPS, poles, sort_perm
 
 LZ_RTOL = 1e-13
 LOG_LZ_RTOL = math.log(LZ_RTOL)
 TOP_SLACK = 2.0        # Gershgorin's bound is refined when it may exceed the top by more (nats)
 
 
-@njit(cache=True, fastmath=FASTMATH, error_model="numpy")
+@njit(cache=True, error_model="numpy")
 def _lanczos_step(L, Q, a, b, u, k):
     """Step k of the Lanczos process on L (symmetric, r x r) from Q[0]: a_k = q_k^T L q_k and
     b_{k+1} q_{k+1} = L q_k - a_k q_k - b_k q_{k-1}, the residual orthogonalised against every
@@ -142,7 +142,7 @@ def krylov(L, Q, a, b, u, m, logp, need):
             logp += math.log(b[m] * b[m] / (2.0 * m * (2.0 * m - 1.0)))
 
 
-@njit(cache=True, fastmath=FASTMATH, error_model="numpy")
+@njit(cache=True, error_model="numpy")
 def cf_setup(a, b, m, mu0, sigma, gre, gim, fr, fi):
     """g(sigma + z_n) = mu0 [(sigma + z_n - T_m)^-1]_11 at the Talbot nodes by the Jacobi continued
     fraction mu0 / (z - a_0 - b_1^2 / (z - a_1 - b_2^2 / ...)), evaluated from the bottom with the

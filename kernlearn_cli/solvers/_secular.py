@@ -23,13 +23,18 @@ import math
 import numpy as np
 from numba import njit
 
-# The secular solver subtracts the root's offset from exactly computed pole differences;
-# reassociation there would destroy the relative accuracy of roots near a pole, so only the
-# reductions below (over precomputed differences) may be vectorised.  They also take numpy's
-# error model: Python's raises on a zero divisor, a test per division that keeps the loop scalar
-# (4x slower at r = 64); a root never sits on a pole, and a non-finite sum is caught by the caller.
+# Every loop here keeps IEEE semantics (no fastmath): these functions are compiled into several
+# kernels (the von Neumann sweeps, DefiniteBoost's steps, the Lanczos and contour helpers), and numba
+# links a called function by its symbol, so which compiled copy of it runs depends on what the process
+# compiled or loaded first.  Copies optimised in different callers reassociate a reduction differently
+# (cold-compiled and cache-loaded code differed by up to 1e-13 relative in 40 of 129 result arrays,
+# benchmarks/same_bits_kinds_split.py); strict arithmetic gives every copy the same bits.  The
+# cost, measured by benchmarks/bench_von_neumann.py --quick: 5-35 % per projection at r = 16-256.
+# The secular solver subtracts the root's offset from exactly computed pole differences, which
+# reassociation would also have broken near a pole.  The loops take numpy's error model: Python's
+# raises on a zero divisor, a test per division that keeps the loop slower; a root never sits on a
+# pole, and a non-finite sum is caught by the caller.
 EPS = 2.220446049250313e-16
-FASTMATH = {"reassoc", "contract", "nsz", "arcp"}
 # A secular root is taken without a last pass once the model's step is below STEP_ACCEPT of
 # its offset from the origin pole: the middle way converges quadratically (steps measured on
 # the benchmark's spectra: 7e-3, 7e-7, 7e-15; 3e-4, 6e-9; contraction constant <= 0.1), so the
@@ -38,7 +43,7 @@ FASTMATH = {"reassoc", "contract", "nsz", "arcp"}
 STEP_ACCEPT = 1e-8
 
 
-@njit(cache=True, fastmath=FASTMATH, error_model="numpy")
+@njit(cache=True, error_model="numpy")
 def _sums(delta, weight, start, stop, t):
     """sum_j weight_j q_j and sum_j weight_j q_j^2 over j in [start, stop), q_j = 1/(delta_j - t)."""
     s = 0.0
@@ -51,7 +56,7 @@ def _sums(delta, weight, start, stop, t):
     return s, ds
 
 
-@njit(cache=True, fastmath=FASTMATH)
+@njit(cache=True)
 def _sumsq(x):
     s = 0.0
     for j in range(x.shape[0]):

@@ -72,7 +72,7 @@ from ..kinds import DISTANCE
 from ._contour import QUAD_Z, quad_log, quad_setup, quad_slope
 from ._cyclic import BROKEN, OK, STUCK, TINY, Sweep, dual_step, rel_violation, sign
 from ._lanczos import LOG_LZ_RTOL, cf_setup, krylov, rule_poles
-from ._secular import FASTMATH, N_IW, N_WK, eigvals, eigvecs, exp_form, poles, sort_perm
+from ._secular import N_IW, N_WK, eigvals, eigvecs, exp_form, poles, sort_perm
 
 MAX_EVALS = 60
 TOL_G = 1e-10          # root-finder stop: relative error of the constraint value
@@ -142,7 +142,7 @@ def _gemm_into(A, B, out):
     np.dot(A, B, out)
 
 
-@njit(cache=True, fastmath=FASTMATH)
+@njit(cache=True)
 def _matvec(A, x, out):
     """out = A x."""
     r = A.shape[0]
@@ -153,7 +153,7 @@ def _matvec(A, x, out):
         out[i] = s
 
 
-@njit(cache=True, fastmath=FASTMATH)
+@njit(cache=True)
 def _tmatvec(U, x, out):
     """out = U^T x."""
     r = U.shape[0]
