@@ -165,12 +165,12 @@ def _solve_sklearn_nystroem(config):
     """scikit-learn's Nystroem on the nystrom family's points, m = LANDMARKS, width b of kernlearn's nystrom."""
     from sklearn.kernel_approximation import Nystroem
 
-    from kernlearn_cli.experiment import component_key, load_dataset
+    from kernlearn_cli.experiment import dataset_key, load_dataset
     from kernlearn_cli.config import bind_cell, Cell
     from kernlearn_cli.solvers.nystrom import gaussian_width
 
     t0 = time.perf_counter()
-    ds = load_dataset(component_key(*bind_cell(Cell(0, config), "bench_scale")["dataset"]))
+    ds = load_dataset(dataset_key(bind_cell(Cell(0, config), "bench_scale")))
     setup = time.perf_counter() - t0
     c0 = time.process_time()
     G = Nystroem(kernel="rbf", gamma=1.0 / gaussian_width(ds.X), n_components=LANDMARKS,

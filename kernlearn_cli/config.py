@@ -412,7 +412,9 @@ def bind_cell(cell: Cell, where: str) -> dict:
 
     ``kernel`` is bound only for a solver that uses the initial kernel K0, and is then required; a
     solver registered with ``instead_of_kernel`` refuses it (it would be ignored), and ``bound`` has
-    no ``kernel``.
+    no ``kernel``.  The settings every component of a kind takes are bound beside it when given:
+    ``reference`` (the constraints' reference kernel) and ``subset`` (the dataset's,
+    :func:`~kernlearn_cli.data.subset.check_subset`).
     """
     cfg = cell.config
     bound = {}
@@ -422,6 +424,10 @@ def bind_cell(cell: Cell, where: str) -> dict:
         spec = dict(cfg[comp]) if isinstance(cfg[comp], dict) else cfg[comp]
         if comp == "constraints" and isinstance(spec, dict) and "reference" in spec:
             bound["reference"] = REGISTRIES["kernels"].bind(spec.pop("reference"), f"{where}: constraints.reference")
+        if comp == "dataset" and isinstance(spec, dict) and "subset" in spec:
+            from .data.subset import check_subset
+
+            bound["subset"] = check_subset(spec.pop("subset"), f"{where}: dataset.subset")
         bound[comp] = REGISTRIES[reg].bind(spec, f"{where}: {comp}")
     solver = bound["solver"][0]
     if solver.instead_of_kernel and "kernel" in cfg:

@@ -63,7 +63,7 @@ def transform_through_initial(G0: np.ndarray, G: np.ndarray, g0_new: np.ndarray)
 def initial_rows(config: dict, X_new: np.ndarray, G0: np.ndarray, where: str) -> np.ndarray:
     """New points' rows of G0 for the cell ``config`` (its dataset reloaded, its kernel's out-of-sample map)."""
     from .config import Cell, bind_cell
-    from .experiment import component_key, load_dataset
+    from .experiment import dataset_key, load_dataset
     from .kernels import OUT_OF_SAMPLE
 
     kernel = (config.get("kernel") or {}).get("name")
@@ -72,7 +72,7 @@ def initial_rows(config: dict, X_new: np.ndarray, G0: np.ndarray, where: str) ->
                         f"(transductive), so a new point has no row of K0 and none of the learned kernel. Kernels "
                         f"with an out-of-sample map: {', '.join(OUT_OF_SAMPLE)}.")
     bound = bind_cell(Cell(0, config), where)
-    ds = load_dataset(component_key(*bound["dataset"]))
+    ds = load_dataset(dataset_key(bound))
     if ds.X is None or ds.X.shape[1] != X_new.shape[1]:
         raise DataError(f"embed: {where}: the new points have {X_new.shape[1]} features, the run's dataset "
                         f"'{ds.name}' {None if ds.X is None else ds.X.shape[1]}.")

@@ -56,6 +56,15 @@ def component_key(entry, params) -> str:
     return json.dumps([entry.name, params], sort_keys=True, default=str)
 
 
+def dataset_key(bound: dict) -> str:
+    """The key of a cell's dataset (:func:`load_dataset`): its loader and settings, and the ``subset``
+    setting when the config gives one (:mod:`kernlearn_cli.data.subset`)."""
+    if "subset" not in bound:
+        return component_key(*bound["dataset"])
+    entry, params = bound["dataset"]
+    return json.dumps([entry.name, params, bound["subset"]], sort_keys=True, default=str)
+
+
 def load_dataset(key: str):
     """The dataset of ``key``, memoised per process and working directory (relative paths are read
     from it); loaded again (with the initial factors built from it) when a file it was read from has
@@ -72,8 +81,13 @@ def load_dataset(key: str):
 def _load_dataset_cached(key: str, cwd: str):
     from .registry import datasets
 
-    name, params = json.loads(key)
-    return datasets.get(name).func(**params)
+    name, params, *subset = json.loads(key)
+    ds = datasets.get(name).func(**params)
+    if subset:
+        from .data.subset import stratified_subset
+
+        ds = stratified_subset(ds, **subset[0], where=f"dataset '{name}': subset")
+    return ds
 
 
 def _initial_factor(dataset_key: str, kernel_key: str) -> np.ndarray:
@@ -159,7 +173,7 @@ def prepare(cell: Cell, where: str = "config") -> Prepared:
     ones the cell then uses, and their last bits depend on the number of threads.
     """
     bound = bind_cell(cell, where)
-    ds_key = component_key(*bound["dataset"])
+    ds_key = dataset_key(bound)
     with threadpool_limits(limits=blas_threads()):
         with located(where, "dataset", bound["dataset"][0].name), \
                 phase(cell.id, f"loading dataset '{bound['dataset'][0].name}'"):
@@ -264,7 +278,7 @@ def estimate(cell: Cell, where: str = "config") -> dict | None:
     from .resources import Sized, UnknownSize
 
     bound = bind_cell(cell, where)
-    ds = load_dataset(component_key(*bound["dataset"]))
+    ds = load_dataset(dataset_key(bound))
     d = ds.X.shape[1] if ds.X is not None else ds.n
     kernel = factor_cost(bound["kernel"][0].name, ds.n, d, bound["kernel"][1]) if "kernel" in bound else None
     rank = kernel[0] if kernel else d

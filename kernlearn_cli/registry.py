@@ -328,7 +328,10 @@ def _builtins(key: str) -> dict[str, str]:
     return {name: f"{__package__}.{module}" for module, kinds in BUILTINS.items() for name in kinds.get(key, ())}
 
 
-datasets = Registry("dataset", _builtins("datasets"))
+datasets = Registry("dataset", _builtins("datasets"), shared={
+    "subset": ("a mapping {size: N, seed: S} (default: every point)",
+               "A stratified random subset of N points, each class in proportion to its size (seed S, default 0; "
+               "docs/data.md).")})
 kernels = Registry("kernel", _builtins("kernels"))
 constraints = Registry("constraint generator", _builtins("constraints"), shared={
     "reference": ("a kernel spec such as {name: rbf} (default: the initial kernel)",

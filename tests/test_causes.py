@@ -8,12 +8,10 @@ import importlib.util
 import re
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 from kernlearn_cli.archive import Archive
 from kernlearn_cli.config import expand, load
-from kernlearn_cli.registry import datasets
 from kernlearn_cli.study import load_study, read_prose, study_names
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -86,18 +84,6 @@ def test_zhang2012_feature_scaling_table_pairs_both_methods_on_every_set():
     for r in rows:
         assert 0.0 <= float(r["raw"]) <= 1.0 and 0.0 <= float(r["standardized"]) <= 1.0
         assert (r["lam_raw"] == "") == (r["method"] == "compare_nystrom")
-
-
-def test_tsuda2005_wine_subset_files_are_the_stated_rule_of_wine():
-    spec = importlib.util.spec_from_file_location("subset", ROOT / "configs/papers/tsuda2005/causes/wine_n52_subset.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    wine = datasets.get("wine").func()
-    rows = module.subset_rows(wine.y)
-    folder = ROOT / "configs/papers/tsuda2005/causes/wine_n52"
-    assert len(set(rows)) == 52 and np.bincount(wine.y[rows]).tolist() == [17, 21, 14]
-    assert np.array_equal(np.loadtxt(folder / "features.csv", delimiter=","), wine.X[rows])
-    assert np.array_equal(np.loadtxt(folder / "labels.txt", dtype=int), wine.y[rows])
 
 
 def test_li2009_trin_time_split_is_the_archive_split_into_iterations_and_cost_per_iteration():

@@ -1,0 +1,58 @@
+"""The ``subset`` setting of every dataset (:mod:`kernlearn_cli.data.subset`): a stratified random subset,
+per class in proportion to its size by largest remainder, drawn by the stated rule."""
+
+import numpy as np
+import pytest
+
+from kernlearn_cli.data.subset import check_subset, stratified_subset, subset_rows
+from kernlearn_cli.errors import ConfigError, DataError
+from kernlearn_cli.registry import datasets
+from kernlearn_cli.types import Dataset
+
+
+def largest_remainder(counts, size):
+    """Hamilton's apportionment, written out: floors, then one more seat per largest remainder."""
+    n = sum(counts)
+    quotas = [size * c / n for c in counts]
+    seats = [int(q) for q in quotas]
+    for k in sorted(range(len(counts)), key=lambda k: (-(quotas[k] - seats[k]), k))[:size - sum(seats)]:
+        seats[k] += 1
+    return seats
+
+
+@pytest.mark.parametrize("counts,size", [([59, 71, 48], 52), ([5, 5, 5], 7), ([10, 2, 30], 20), ([3, 3], 6)])
+def test_each_class_keeps_its_share_drawn_by_the_stated_rule(counts, size):
+    y = np.repeat(np.arange(len(counts)), counts)[np.random.default_rng(1).permutation(sum(counts))]
+    rows = subset_rows(y, y.size, size, seed=3, where="t")
+    assert np.bincount(y[rows], minlength=len(counts)).tolist() == largest_remainder(counts, size)
+    rng = np.random.default_rng(3)
+    expected = [np.sort(rng.choice(np.flatnonzero(y == c), m, replace=False))
+                for c, m in enumerate(largest_remainder(counts, size))]
+    assert np.array_equal(rows, np.concatenate(expected))
+    assert np.array_equal(rows, subset_rows(y, y.size, size, seed=3, where="t"))          # deterministic
+    assert not np.array_equal(rows, subset_rows(y, y.size, size, seed=4, where="t")) or size == y.size
+
+
+def test_wine_52_is_the_papers_size_in_wines_proportions():
+    wine = datasets.get("wine").func()
+    sub = stratified_subset(wine, 52, 0, "wine")
+    assert sub.n == 52 and np.bincount(sub.y).tolist() == [17, 21, 14]
+    rows = subset_rows(wine.y, wine.n, 52, 0, "wine")
+    assert np.array_equal(sub.X, wine.X[rows]) and sub.meta["subset"] == {"size": 52, "seed": 0, "of": 178}
+
+
+def test_a_kernel_dataset_and_an_unlabelled_one():
+    K = np.arange(36.0).reshape(6, 6)
+    sub = stratified_subset(Dataset("k", K=K), 3, 0, "k")
+    rows = np.sort(np.random.default_rng(0).choice(6, 3, replace=False))
+    assert np.array_equal(sub.K, K[np.ix_(rows, rows)]) and sub.y is None and sub.X is None
+
+
+def test_bad_subsets_name_the_key_and_what_is_valid():
+    assert check_subset({"size": 5}, "w") == {"size": 5, "seed": 0}
+    with pytest.raises(ConfigError, match=r"w: expected a mapping with the subset's size"):
+        check_subset(52, "w")
+    with pytest.raises(ConfigError, match=r"w.size: expected an int in \[1, inf\), got 0"):
+        check_subset({"size": 0}, "w")
+    with pytest.raises(DataError, match=r"leaves out class\(es\) 1 \(class sizes 10, 1, 10\)"):
+        subset_rows(np.repeat([0, 1, 2], [10, 1, 10]), 21, 5, 0, "w")
