@@ -70,6 +70,8 @@ class Cell:
         config = {**self.config, **{key: _spec(*bound[key]) for key in COMPONENTS if key in bound}}
         if "reference" in bound:
             config["constraints"]["reference"] = _spec(*bound["reference"])
+        if "subset" in bound:
+            config["dataset"]["subset"] = bound["subset"]
         config["evaluate"] = [_spec(*b) for b in bound["evaluate"]]
         return config
 

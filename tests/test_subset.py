@@ -56,3 +56,17 @@ def test_bad_subsets_name_the_key_and_what_is_valid():
         check_subset({"size": 0}, "w")
     with pytest.raises(DataError, match=r"leaves out class\(es\) 1 \(class sizes 10, 1, 10\)"):
         subset_rows(np.repeat([0, 1, 2], [10, 1, 10]), 21, 5, 0, "w")
+
+
+def test_the_subset_is_part_of_the_cell_id():
+    """A cell's id hashes its validated config: a subset (and its size and seed) must change it, as any
+    setting does, or a run with another subset would take the folder of the first as finished."""
+    from kernlearn_cli.config import Cell
+
+    def cell_id(**dataset):
+        return Cell(0, {"name": "x", "seed": 0, "dataset": {"name": "wine", **dataset}, "kernel": {"name": "linear"},
+                        "constraints": {"name": "random_pairs", "count": 5}, "solver": {"name": "burg"}}).id
+
+    ids = [cell_id(), cell_id(subset={"size": 52}), cell_id(subset={"size": 60}), cell_id(subset={"size": 52, "seed": 1})]
+    assert len(set(ids)) == 4
+    assert cell_id(subset={"size": 52}) == cell_id(subset={"size": 52, "seed": 0})

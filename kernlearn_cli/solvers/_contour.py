@@ -21,7 +21,6 @@ import numpy as np
 from numba import njit
 
 
-
 def _talbot_nodes(n):
     """Nodes z_m and weights c_m (upper half, m = n/2 .. n-1) of the n-point Talbot rule,
     e^x ~= 2 Re sum_m c_m / (z_m - x) for real x <= 0 (Trefethen, Weideman & Schmelzer 2006,
@@ -45,7 +44,8 @@ QUAD_RTOL = 1e-12
 @njit(cache=True, error_model="numpy")
 def _quad_node(shifted, weight, k, zr, zi2):
     """(sum_j weight_j a_j / (a_j^2 + zi2), sum_j weight_j / (a_j^2 + zi2)), a_j = zr - shifted_j:
-    the reductions of one node, vectorised (the shift is subtracted before, exactly as written)."""
+    the reductions of one node in IEEE order (the shift is subtracted before, exactly as written; no fastmath,
+    so every compiled copy gives the same bits: the note in ``_secular.py``)."""
     sr = 0.0
     s = 0.0
     for j in range(k):
