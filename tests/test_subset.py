@@ -61,7 +61,7 @@ def test_bad_subsets_name_the_key_and_what_is_valid():
 def test_the_subset_is_part_of_the_cell_id():
     """A cell's id hashes its validated config: a subset (and its size and seed) must change it, as any
     setting does, or a run with another subset would take the folder of the first as finished."""
-    from kernlearn_cli.config import Cell
+    from kernlearn_cli.config import Cell, expand
 
     def cell_id(**dataset):
         return Cell(0, {"name": "x", "seed": 0, "dataset": {"name": "wine", **dataset}, "kernel": {"name": "linear"},
@@ -70,3 +70,7 @@ def test_the_subset_is_part_of_the_cell_id():
     ids = [cell_id(), cell_id(subset={"size": 52}), cell_id(subset={"size": 60}), cell_id(subset={"size": 52, "seed": 1})]
     assert len(set(ids)) == 4
     assert cell_id(subset={"size": 52}) == cell_id(subset={"size": 52, "seed": 0})
+    grid = expand({"name": "x", "seed": 0, "grid": {"dataset.subset.size": [40, 52]},
+                   "dataset": {"name": "wine", "subset": {"size": 10}}, "kernel": {"name": "linear"},
+                   "constraints": {"name": "random_pairs", "count": 5}, "solver": {"name": "burg"}})
+    assert [c.id.split("_")[0] for c in grid] == ["size-40", "size-52"]          # a grid axis like any setting
