@@ -106,15 +106,18 @@ class Study:
 
 
 def default_rule(metric: str | None, std: float | None, read: str = "value") -> Rule:
-    """The rule of a statement that names none (``docs/studies.md``): 2σ (of the difference) with
-    the paper's std; a factor of 2 on a gain or a ratio; otherwise a factor of 3 for iteration counts and
-    times, an absolute 0.02 for scores in [0, 1] (accuracy, NMI) and 10% for anything else."""
+    """The rule of a statement that names none (``docs/studies.md``, Rules): 2σ (of the difference)
+    with the paper's std; a factor of 2 on a gain; a factor of 1.5 on a ratio and on iteration
+    counts and times; an absolute 0.02 for scores in [0, 1] (accuracy, NMI) and 10% for anything
+    else.  Any other rule needs the paper's own words (``quote``)."""
     if std is not None and read in ("value", "each"):
         return Rule("sigma", 2.0)
-    if read in ("gain", "ratio"):
+    if read == "gain":
         return Rule("factor", 2.0)
+    if read == "ratio":
+        return Rule("factor", 1.5)
     if metric in ("iterations", "seconds", "cpu_seconds") or (metric or "").startswith(("sweeps", "iterations")):
-        return Rule("factor", 3.0)
+        return Rule("factor", 1.5)
     if metric in SCORES:
         return Rule("abs", 0.02)
     return Rule("rel", 0.1)
@@ -320,10 +323,6 @@ def parse_rule(text, metric: str | None, std: float | None, r: _Reader, key: str
     if x < kind.minimum:
         r.fail(key, f"{kind.name} {x:g} must be >= {kind.minimum:g}")
     return Rule(kind.name, x)
-    x = r.number(x, key, positive=True)
-    if kind.name == "factor" and x < 1:
-        r.fail(key, f"factor {x:g} must be >= 1")
-    return Rule(kind.name, x)
 
 
 def _entries(r: _Reader, spec, key: str, tables: dict, default_table=None) -> tuple:
@@ -349,7 +348,7 @@ def _entries(r: _Reader, spec, key: str, tables: dict, default_table=None) -> tu
 
 
 #: The keys a statement, or a matrix and its rows, columns and cells, sets for its statements.
-SHARED_KEYS = {"where", "runs", "rule", "kind", "calibrated", "explanation"}
+SHARED_KEYS = {"where", "runs", "rule", "quote", "paper_cap", "kind", "calibrated", "explanation"}
 
 
 def _statement(r: _Reader, key: str, spec, tables: dict) -> Statement:
@@ -394,12 +393,22 @@ def _statement(r: _Reader, key: str, spec, tables: dict) -> Statement:
     runs = spec.get("runs")
     if runs is not None and (isinstance(runs, bool) or not isinstance(runs, int) or runs < 1):
         r.fail(f"{key}.runs", f"expected the paper's number of runs (an integer >= 1), got {runs!r}")
-    rule = parse_rule(spec.get("rule"), tables[entries[0].table].metric, std, r, f"{key}.rule", read)
+    metric = tables[entries[0].table].metric
+    rule = parse_rule(spec.get("rule"), metric, std, r, f"{key}.rule", read)
     if rule.kind == "sigma" and runs is None:
         r.fail(f"{key}.runs", f"rule '{rule}' compares two means: give the paper's number of runs (runs: ...)")
+    quote = r.text(spec["quote"], f"{key}.quote") if spec.get("quote") is not None else ""
+    default = default_rule(metric, std, read)
+    if kind == "judged" and rule != default and not quote:
+        r.fail(f"{key}.rule", f"rule '{rule}' is not this statement's default ('{default}', for {read} of "
+                              f"{metric or 'a value'}{' with the paper' + chr(39) + 's std' if std else ''}): "
+                              f"a rule other than the default needs quote: the paper's own words that set the "
+                              f"band (e.g. 'about', 'the same order', '> 10000'), or leave rule out")
+    cap = r.text(spec["paper_cap"], f"{key}.paper_cap") if spec.get("paper_cap") is not None else ""
     return Statement(r.text(spec["where"], f"{key}.where"), entries, paper, rule, read, starts, std, runs, kind,
                      r.named(spec.get("calibrated"), f"{key}.calibrated", "calibrated"),
-                     r.named(spec.get("explanation"), f"{key}.explanation", "explanation"), holds == "most")
+                     r.named(spec.get("explanation"), f"{key}.explanation", "explanation"), holds == "most",
+                     quote, cap)
 
 
 def _printed(value, percent: bool):

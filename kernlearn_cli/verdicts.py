@@ -4,18 +4,18 @@ A *statement* is one sentence, table cell or figure reading of the paper that ma
 (``docs/studies.md``, "Statements and verdicts").  It reads one or several entries of our tables
 (``read``) and is judged by one rule fixed in advance.  Its verdict is one of :data:`KINDS`:
 
-``reproduced`` / ``deviates``
-    the rule holds / fails on our entries;
+``reproduced``
+    the rule holds, nothing was calibrated on the statement and every cell it reads converged
+    (or stopped on a cap the paper itself states, ``paper_cap``);
+``deviates``
+    the rule fails — whatever else holds: calibrated, capped or not (for a value that only bounds
+    ours: every value beyond ours fails it);
+``consistent``
+    the rule holds, but a setting of ours was calibrated on this number or its table, or a cell
+    it reads is an unfinished solve: the :data:`QUALIFIERS` say which;
 ``lower bound``
-    a cell of an entry stopped on its iteration budget, so ours only bounds the true count or
+    a cell of an entry stopped on our iteration budget, so ours only bounds the true count or
     time from below and the rule cannot tell (never ``reproduced`` under a two-sided rule);
-``unconverged``
-    a value (an accuracy, an error, an objective: not a count or a time) read from a cell whose
-    solve did not converge (stopped on its budget or stalled): the value of an unfinished solve,
-    neither reproduced nor deviates (whether the rule holds on it is still shown);
-``calibrated``
-    a setting of ours was chosen by matching this number or its table: counted apart, never as
-    reproduced (whether the rule holds is still shown);
 ``not comparable``
     the paper's number cannot be compared with ours (e.g. 2013 MATLAB CPU seconds): shown as
     the ratio ours / paper, no verdict;
@@ -23,6 +23,9 @@ A *statement* is one sentence, table cell or figure reading of the paper that ma
     a property of our stand-in data beside the paper's, no verdict;
 ``missing``
     an entry the statement reads has no finished cell.
+
+``calibrated`` and ``unconverged`` are qualifiers of the value verdict (column ``qualifier``), never
+verdicts of their own: a failed rule under them is still ``deviates``.
 """
 
 from __future__ import annotations
@@ -34,19 +37,19 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-KINDS = ("reproduced", "deviates", "lower bound", "unconverged", "calibrated", "not comparable", "context",
-         "missing")
-#: The kinds that test the paper (the others are shown beside it).
-TESTED = ("reproduced", "deviates", "lower bound", "unconverged", "calibrated", "missing")
+KINDS = ("reproduced", "deviates", "consistent", "lower bound", "not comparable", "context", "missing")
+#: The kinds that test the paper (the others are shown beside it, outside the tested count).
+TESTED = ("reproduced", "deviates", "consistent", "lower bound", "missing")
+#: What may qualify a value verdict: a setting calibrated on the statement, a cell that did not converge.
+QUALIFIERS = ("calibrated", "unconverged")
 #: Metrics a cell stopped on its budget only bounds from below (any other metric of an unconverged
-#: cell makes its statement ``unconverged``).
+#: cell qualifies its statement ``unconverged``).
 BOUNDED = ("iterations", "seconds", "cpu_seconds")
 #: Metrics that measure convergence itself: an unconverged cell is their reading, not a defect of it.
 ABOUT_CONVERGENCE = ("converged",)
 VERDICT_COLUMNS = ("paper", "statement", "where", "entries", "metric", "read", "ours", "ours_text", "ours_std",
                    "seeds", "unconverged", "capped", "paper_value", "paper_text", "paper_std", "paper_runs", "rule",
-                   "delta",
-                   "holds", "calibrated", "verdict", "explanation")
+                   "quote", "paper_cap", "delta", "holds", "calibrated", "qualifier", "verdict", "explanation")
 
 
 class RuleKind:
@@ -118,7 +121,8 @@ class Sigma(RuleKind):
 class Factor(RuleKind):
     name, pattern, syntax = "factor", r"factor\s+(?P<x>[0-9.eE+-]+)", "factor F"
     positive, minimum = True, 1.0
-    when, use = "paper / F ≤ ours ≤ F · paper", "counts and times without a spread (\"same order\": 3); gains (2)"
+    when, use = ("paper / F ≤ ours ≤ F · paper",
+                 "counts, times and ratios without a spread (1.5; \"the same order\", quoted: 3); gains (2)")
 
     def holds(self, x, ours, paper, se):
         if paper == 0 or ours == 0 or (paper > 0) != (ours > 0):
@@ -245,7 +249,10 @@ class Statement:
     the statement implies; ours: per column, Spearman's ρ between the entries and their ``start``
     entries of another metric, one per entry).  ``std`` and ``runs`` are the paper's
     spread and run count (for ``Nsigma``); ``calibrated`` says which of our settings was chosen
-    by matching this number or its table; ``kind``: ``judged``, ``not comparable`` or ``context``;
+    by matching this number or its table; ``quote``: the paper's words that set a rule other than
+    the default (:func:`~kernlearn_cli.study.default_rule`); ``paper_cap``: the paper's words stating
+    the iteration cap its cells stop on (a cell stopped on it is the paper's protocol: its value is
+    judged as a value, not qualified ``unconverged``); ``kind``: ``judged``, ``not comparable`` or ``context``;
     ``most``: for ``each``, ``gain``, ``ratio`` and ``correlation``, more than half of the entries must hold, not all ("on most
     data sets")."""
 
@@ -261,6 +268,8 @@ class Statement:
     calibrated: str = ""
     explanation: str = ""
     most: bool = False
+    quote: str = ""
+    paper_cap: str = ""
 
     @property
     def paper_value(self) -> float:
@@ -450,12 +459,26 @@ READERS = {"value": _read_each, "each": _read_each, "max": _read_extreme, "min":
 READS = tuple(READERS)
 
 
+def qualifiers(s: Statement, found: list, metric: str | None) -> list[str]:
+    """What qualifies the value verdict of ``s`` (:data:`QUALIFIERS`): ``calibrated`` when a setting
+    was chosen by matching it; ``unconverged`` when a cell of its entries did not converge and the
+    metric is a value (a count or a time stopped on a budget is a lower bound instead, and a metric
+    about convergence reads the unconverged cell as its answer).  Under ``paper_cap`` a cell stopped
+    on an iteration cap is the paper's own protocol; only cells unconverged for another reason count."""
+    out = ["calibrated"] if s.calibrated else []
+    if metric not in BOUNDED and metric not in ABOUT_CONVERGENCE:
+        left = sum(int(h["unconverged"]) - (int(h.get("capped", 0)) if s.paper_cap else 0) for h in found)
+        if left > 0:
+            out.append("unconverged")
+    return out
+
+
 def judge(s: Statement, entries: dict[str, pd.DataFrame], metric: str | None = None) -> dict:
     """The verdict row of one statement (columns :data:`VERDICT_COLUMNS` but ``paper``/``statement``
-    /``metric``).  Cells stopped on their budget make an entry a lower bound when ``metric`` (the
-    first entry's table's) is a count or a time (:data:`BOUNDED`); for any other metric an
-    unconverged cell among the entries makes the verdict ``unconverged`` (but for
-    :data:`ABOUT_CONVERGENCE`)."""
+    /``metric``).  The reader (:data:`READERS`) gives the value verdict — ``reproduced``, ``deviates``
+    or ``lower bound`` (cells stopped on their budget, when ``metric``, the first entry's table's, is a
+    count or a time: :data:`BOUNDED`); :func:`qualifiers` then turn a ``reproduced`` into
+    ``consistent``, and never touch a ``deviates``: a failed rule deviates whatever else holds."""
     hits = [lookup(e, entries) for e in s.entries]
     starts = [lookup(e, entries) for e in s.starts]
     found = [h for h in hits + starts if h is not None]
@@ -464,7 +487,8 @@ def judge(s: Statement, entries: dict[str, pd.DataFrame], metric: str | None = N
            "seeds": int(sum(h["seeds"] for h in found)), "unconverged": int(sum(h["unconverged"] for h in found)),
            "capped": int(sum(h.get("capped", 0) for h in found)),
            "paper_value": s.paper_value, "paper_std": s.std, "paper_runs": s.runs, "rule": str(s.rule),
-           "delta": None, "holds": None, "calibrated": s.calibrated, "explanation": s.explanation}
+           "quote": s.quote, "paper_cap": s.paper_cap, "delta": None, "holds": None, "calibrated": s.calibrated,
+           "qualifier": "", "explanation": s.explanation}
     if s.kind != "judged":
         row["rule"] = "–"
     if s.kind == "context":
@@ -487,11 +511,10 @@ def judge(s: Statement, entries: dict[str, pd.DataFrame], metric: str | None = N
     start_caps = [bounded and int(h.get("capped", 0)) > 0 for h in starts]
     verdict, shown = READERS[s.read](s, hits, values, capped, starts, start_caps)
     row.update(shown)
-    row["holds"] = verdict == "reproduced"
-    if not bounded and metric not in ABOUT_CONVERGENCE and row["unconverged"]:
-        verdict = "unconverged"
-    if s.calibrated:
-        verdict = "calibrated"
+    row["holds"] = {"reproduced": True, "deviates": False}.get(verdict)
+    row["qualifier"] = ", ".join(qualifiers(s, found, metric))
+    if verdict == "reproduced" and row["qualifier"]:
+        verdict = "consistent"
     return {**row, "verdict": verdict}
 
 
@@ -515,15 +538,15 @@ VERDICT_HEADER = ("#", "paper's statement", "our entries", "ours", "paper", "Δ"
 def verdict_cells(x) -> list[str]:
     """One verdict row (of :func:`verdicts`) as a table shows it, one text per :data:`VERDICT_HEADER`:
     ours with a † if a cell did not converge, the paper's with its std and runs, Δ, and the verdict
-    with whether its rule holds (for ``calibrated`` and ``unconverged``)."""
+    with its qualifiers (``consistent (calibrated)``, ``deviates (unconverged)``)."""
     from .report.records import MARK
 
     ours = str(x["ours_text"]) + (f" {MARK}" if x["unconverged"] else "")
     paper = str(x["paper_text"]) + ("" if pd.isna(x["paper_std"]) else f" ± {_fmt(x['paper_std'], 2)}") \
         + ("" if pd.isna(x["paper_runs"]) else f" (n={int(x['paper_runs'])})")
     verdict = x["verdict"]
-    if x["verdict"] in ("calibrated", "unconverged"):
-        verdict += " (rule " + ("holds" if x["holds"] is True or x["holds"] == "True" else "fails") + ")"
+    if isinstance(x.get("qualifier"), str) and x["qualifier"]:
+        verdict += f" ({x['qualifier']})"
     delta = x["delta"]
     delta = "–" if delta is None or pd.isna(delta) else (
         f"×{delta:.3g}" if x["verdict"] == "not comparable" else f"{delta:+.1f} SE")
@@ -558,12 +581,15 @@ def counts(v: pd.DataFrame) -> dict:
 
 
 def tally(v: pd.DataFrame, untested: int = 0) -> str:
-    """'N statements, T tested: a reproduced, b deviate, …' (zero kinds left out)."""
+    """'N statement(s), T tested: a reproduced, b deviates, …; outside the tested count: c not
+    comparable, u untested' (zero kinds left out; ``deviates`` always shown)."""
     c = counts(v)
     stated = len(v) - c["context"] + untested
     tested = sum(c[k] for k in TESTED)
-    parts = [f"{c[k]} {k}" for k in KINDS if c[k] and k != "context"]
-    text = f"{stated} statement(s), {tested} tested" + (f": {', '.join(parts)}" if parts else "")
+    parts = [f"{c[k]} {k}" for k in TESTED if c[k] or k == "deviates"]
+    outside = [f"{n} {k}" for k, n in (("not comparable", c["not comparable"]), ("untested", untested)) if n]
+    text = f"{stated} statement(s), {tested} tested" + (f": {', '.join(parts)}" if tested else "")
+    text += f"; outside the tested count: {', '.join(outside)}" if outside else ""
     return text + (f"; {c['context']} context" if c["context"] else "")
 
 

@@ -145,7 +145,7 @@ TINY_STUDY = {"paper": "tinypaper", "title": "A tiny paper",
               "experiments": {"burg": {"config": "tiny.yaml", "seconds_per_cell": 0.5}},
               "tables": {"tiny_acc": {"title": "accuracy", "from": ["burg"], "metric": "knn_accuracy",
                                       "rows": "constraints.count", "cols": "solver"}},
-              "statements": [{"table": "tiny_acc", "row": 30, "col": "burg", "paper": 0.9, "rule": "abs 0.1",
+              "statements": [{"table": "tiny_acc", "row": 30, "col": "burg", "paper": 0.9, "rule": "abs 0.1", "quote": "about 0.9",
                               "where": "Table 1"}]}
 
 

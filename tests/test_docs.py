@@ -81,8 +81,8 @@ PAPERS = ("kulis2006", "tsuda2005", "hu2013", "zhang2012", "li2009")
 #: What the quick run's table shows (collect), the tiny study's verdict and its quick settings (one count, 10,
 #: so the statement's row 30 is missing).
 QUICK_TABLE = (r"^\| +100 \| 0\.\d{4} ± 0\.\d{4} \|.*\| 3/3 +\| max_violation [\d.]+ ≤ 0\.001 +\| +3 \|$",)
-TINY_OK = r"^## tinypaper: 1 statement\(s\), 1 tested: 1 reproduced$"
-TINY_QUICK = (r"^## tinypaper: 1 statement\(s\), 1 tested: 1 missing$", "file:results/quick/tables/tinypaper_verdicts.csv")
+TINY_OK = r"^## tinypaper: 1 statement\(s\), 1 tested: 1 reproduced, 0 deviates$"
+TINY_QUICK = (r"^## tinypaper: 1 statement\(s\), 1 tested: 0 deviates, 1 missing$", "file:results/quick/tables/tinypaper_verdicts.csv")
 
 TINY_STANDIN = "PAPER is a tiny study (2 cells, seconds) that stands in for a paper's study (hours)"
 
@@ -211,7 +211,7 @@ TINY_STUDY = {"paper": "tinypaper", "title": "A tiny paper",
               "experiments": {"burg": {"config": "tiny.yaml", "quick": {"set": ["grid.constraints.count=[10]"]}}},
               "tables": {"tiny_acc": {"title": "5-NN accuracy", "from": ["burg"], "metric": "knn_accuracy",
                                       "rows": "constraints.count", "cols": "solver"}},
-              "statements": [{"table": "tiny_acc", "row": 30, "col": "burg", "paper": 0.5, "rule": "at_least",
+              "statements": [{"table": "tiny_acc", "row": 30, "col": "burg", "paper": 0.5, "rule": "at_least", "quote": "at least 0.5",
                            "where": "Fig. 1"}]}
 
 
@@ -343,7 +343,7 @@ def site(tmp_path_factory) -> Site:
     (root / "tinypaper").mkdir()
     (root / "tinypaper" / "tiny.yaml").write_text(yaml.safe_dump(TINY_CONFIG))
     (root / "tinypaper" / "study.yaml").write_text(yaml.safe_dump(TINY_STUDY))
-    (root / "tinypaper" / "study.md").write_text("## summary\n\nBurg on iris.\n\n## protocol\n\nTwo counts.\n")
+    (root / "tinypaper" / "study.md").write_text("## summary\n\nBurg on iris.\n\n**Reproduced**\n- #1: the count.\n\n## protocol\n\nTwo counts.\n")
     tiny = s.run("kernlearn reproduce PAPER --jobs 1")                 # the finished cells --no-run rebuilds from
     assert tiny.returncode == 0, tiny.stderr
     return s

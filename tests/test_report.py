@@ -130,7 +130,7 @@ def test_report_needs_an_html_file_for_several_sources(quick, tmp_path, inproc):
 
 #: A tiny study (12 Burg cells on iris, seconds) whose statement has an explanation.
 STUDY = {**TINY_STUDY, "statements": [{**TINY_STUDY["statements"][0], "explanation": "stand-in"},
-                                      {"table": "tiny_acc", "row": 300, "col": "burg", "paper": 0.2, "rule": "abs 0.01",
+                                      {"table": "tiny_acc", "row": 300, "col": "burg", "paper": 0.2, "rule": "abs 0.01", "quote": "0.2",
                                        "where": "Table 1, last row"}]}
 
 

@@ -508,4 +508,4 @@ def test_a_run_with_keep_path_keeps_the_path_beside_the_factors_file(tmp_path):
         gammas = f["path/gamma"][()]
         assert list(gammas) == [0.25, 1.0, 4.0] == record["metrics"]["gamma_path"]
         last = f["path/2"][()]
-        assert np.array_equal(last @ last.T, f["G"][()] @ f["G"][()].T)
+        assert np.array_equal(last, f["G"][()])       # the factor itself (a product's last bit depends on memory alignment in BLAS)

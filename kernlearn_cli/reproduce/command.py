@@ -14,7 +14,8 @@ from ..verdicts import tally, verdict_table
 from .build import build
 from .launch import run_local, submit_slurm
 from .layout import Layout, merge, open_archive
-from .pages import STATUS_MARKER, STATUS_PAGE, page, report_page, status_summary, status_table
+from .pages import (RULES_MARKER, RULES_PAGE, STATUS_MARKER, STATUS_PAGE, check_summary, page, report_page, rules_table,
+                    status_summary, status_table)
 from .plan import check, plan_rows
 
 
@@ -82,6 +83,8 @@ def reproduce(studies: list[Study], *, results: Path, quick: bool, jobs: int, la
                  f"machines that did)")
             continue
         v = build(study, layout, echo)
+        for problem in ([] if quick else check_summary(study, v)):      # a quick run's verdicts say little
+            echo(f"warning: {problem}")
         command = f"kernlearn reproduce {study.paper}" + (" --quick" if quick else "")
         with atomic_path(layout.docs / f"{study.paper}.md") as tmp:
             tmp.write_text(page(study, v, layout, command))
@@ -90,6 +93,9 @@ def reproduce(studies: list[Study], *, results: Path, quick: bool, jobs: int, la
     if fill:
         fill_marker(status_page, STATUS_MARKER, status_table(everyone, layout.tables, layout.docs, status_page.parent))
         fill_marker(readme, STATUS_MARKER, status_summary(everyone, layout.tables, STATUS_PAGE.as_posix()))
+        rules_page = Path(readme).parent / RULES_PAGE
+        if rules_page.is_file():
+            fill_marker(rules_page, RULES_MARKER, rules_table(everyone), "reproduce --readme's studies page")
         echo(f"filled the status table in {status_page} and its summary in {readme}")
     return failed
 

@@ -4,13 +4,14 @@ README's one-line status summary, from a study and its verdicts."""
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 import pandas as pd
 
 from ..archive import Archive
 from ..errors import DataError
-from ..study import Study
+from ..study import Study, default_rule
 from ..verdicts import KINDS, TESTED, VERDICT_HEADER, counts, paper_item, tally, verdict_cells, verdict_table
 from .layout import Layout
 
@@ -19,6 +20,13 @@ from .layout import Layout
 STATUS_MARKER = "status"
 #: The status page, relative to the README's folder.
 STATUS_PAGE = Path("docs") / "status.md"
+#: The block of docs/studies.md listing every statement whose rule is not its default, with its quote.
+RULES_MARKER = "rules"
+RULES_PAGE = Path("docs") / "studies.md"
+#: A summary's verdict heading: a line holding only ``**Reproduced**``, ``**Deviates**``, ... (a kind).
+_HEADING = re.compile(r"^\*\*([^*]+)\*\*\s*$")
+#: A statement cited in a summary: ``#12`` or a run ``#12–#15``.
+_CITED = re.compile(r"#(\d+)(?:\s*[–-]\s*#?(\d+))?")
 
 
 def _rel(path: Path, start: Path) -> str:
@@ -61,6 +69,13 @@ def page(study: Study, v: pd.DataFrame, layout: Layout, command: str) -> str:
         if len(mine):
             out += [f"The paper's statements beside ours ({tally(mine)}):", "", verdict_table(mine), ""]
     out += untested_section(study.untested)
+    rules = nondefault_rules(study)
+    if rules:
+        out += ["## Rules other than the default", "",
+                f"{len(rules)} statement(s) are judged by a rule other than their default ([studies](../studies.md), "
+                f"Rules), each set by the paper's own words:", "",
+                "| # | rule (default) | the paper's words |", "| --- | --- | --- |",
+                *(f"| {k} | `{r}` (`{d}`) | “{q}” |" for k, _, r, d, q in rules), ""]
     figures = [f for f in study.figures.values() if (layout.figures / f.name).exists()]
     if figures:
         out += ["## Figures", ""]
@@ -68,6 +83,71 @@ def page(study: Study, v: pd.DataFrame, layout: Layout, command: str) -> str:
             out += [f"![{f.title or f.name}]({_rel(layout.figures / f.name, here)})", ""]
     out += provenance_section(study, layout)
     return "\n".join(out).rstrip() + "\n"
+
+
+def summary_claims(summary: str) -> tuple[dict[int, str], list[str]]:
+    """The statements a study's ``## summary`` says something of: statement number -> the verdict
+    kind of the heading it is cited under (``**Deviates**`` on a line of its own, then bullets citing
+    ``#N`` or ``#N–#M``), and the problems of its form (a bold line that names no verdict kind, a
+    statement cited outside a heading)."""
+    claims, problems, kind = {}, [], None
+    for line in summary.splitlines():
+        heading = _HEADING.match(line.strip())
+        if heading:
+            kind = heading.group(1).strip().lower()
+            if kind not in KINDS:
+                problems.append(f"heading '{line.strip()}' names no verdict kind ({', '.join(KINDS)})")
+                kind = None
+            continue
+        if not line.strip().startswith(("-", "*")) and line.strip() and not line.startswith(" "):
+            kind = None                       # a paragraph ends the heading's list
+        for m in _CITED.finditer(line):
+            first, last = int(m.group(1)), int(m.group(2) or m.group(1))
+            if kind is None:
+                problems.append(f"'{m.group(0)}' is cited outside a verdict heading")
+            for n in range(first, last + 1):
+                claims[n] = kind or "?"
+    return claims, problems
+
+
+def check_summary(study: Study, v: pd.DataFrame) -> list[str]:
+    """Where the study's summary disagrees with its verdicts (empty: it agrees): every statement cited
+    under a verdict heading has that verdict, and every ``reproduced`` statement is cited under
+    **Reproduced** — no sentence counts a statement as within the paper's numbers that is not."""
+    claims, problems = summary_claims(study.summary)
+    verdict = {int(n): k for n, k in zip(v["statement"], v["verdict"])}
+    for n, kind in sorted(claims.items()):
+        if kind != "?" and verdict.get(n) != kind:
+            problems.append(f"#{n} is cited under **{kind.capitalize()}** but its verdict is "
+                            f"{verdict.get(n, 'no statement')!r}")
+    for n in sorted(k for k, kind in verdict.items() if kind == "reproduced" and claims.get(k) != "reproduced"):
+        problems.append(f"#{n} is reproduced but not cited under **Reproduced**")
+    return [f"{study.path.with_name('study.md')}: summary: {p}" for p in problems]
+
+
+def nondefault_rules(study: Study) -> list[tuple[int, str, str, str, str]]:
+    """The statements whose rule is not their default (:func:`~kernlearn_cli.study.default_rule`):
+    (statement number, where, rule, default, the paper's words that set it)."""
+    out = []
+    for k, s in enumerate(study.statements, 1):
+        default = default_rule(study.tables[s.entries[0].table].metric, s.std, s.read)
+        if s.kind == "judged" and s.rule != default:
+            out.append((k, " ".join(s.where.split()), str(s.rule), str(default), s.quote))
+    return out
+
+
+def rules_table(studies: list[Study]) -> str:
+    """docs/studies.md's list of every statement judged by a rule other than its default, with the
+    paper's words that set it."""
+    rows = [(study.paper, *r) for study in studies for r in nondefault_rules(study)]
+    lines = [f"{len(rows)} statement(s) of {len(studies)} studies are judged by a rule other than their default:", "",
+             "| paper | # | statement | rule (default) | the paper's words |", "| --- | --- | --- | --- | --- |"]
+
+    def cut(text: str) -> str:
+        return text if len(text) <= 140 else text[:137] + "…"
+
+    lines += [f"| {p} | {k} | {cut(w).replace('|', '/')} | `{r}` (`{d}`) | “{q}” |" for p, k, w, r, d, q in rows]
+    return "\n".join(lines)
 
 
 def citation_text(citation: dict) -> str:
