@@ -202,3 +202,17 @@ def test_a_huge_prior_does_not_stall_the_steps():
                         tol=1e-8, max_iter=5000)
     assert np.abs(res.arrays["S0"]).max() > 1e6
     assert res.converged and res.iterations < 2000 and res.history["A"].max() < 1e6
+
+
+def test_both_starts_reach_the_same_optimum_and_the_closed_form_is_the_shorter_way():
+    """``start``: from the closed form (Zhang et al., Initialization) or from the prior S0, gradient
+    mapping reaches the same S (the problem is strongly convex); with every labeled pair given the
+    projected closed form is the optimum when it is PSD, so that start needs no more iterations."""
+    ds = _ds(n=60)
+    C = labeled_subset(ds, None, rng=np.random.default_rng(0), count=12)
+    runs = {start: nystrom_prior(None, C, dataset=ds, rng=np.random.default_rng(1), landmarks=8, lam=0.5,
+                                 tol=1e-12, gap_tol=1e-10, start=start) for start in ("closed_form", "prior")}
+    S_closed, S_prior = (runs[s].arrays["S"] for s in ("closed_form", "prior"))
+    assert np.allclose(S_closed, S_prior, rtol=1e-6, atol=1e-8 * np.abs(S_closed).max())
+    assert runs["closed_form"].iterations <= runs["prior"].iterations
+    assert np.isnan(runs["prior"].info["init_residual"]) and np.isfinite(runs["closed_form"].info["init_residual"])

@@ -76,6 +76,9 @@ def gaussian_block(X: np.ndarray, Z: np.ndarray, b: float) -> np.ndarray:
 
 
 LandmarkMethod = Literal["kmeans", "uniform"]
+#: Where ``nystrom_prior``'s gradient mapping starts: the closed form (Zhang et al., Initialization)
+#: projected on the PSD cone, or the prior S0 = W^+ (the start without it).
+Start = Literal["closed_form", "prior"]
 
 
 def select_landmarks(X: np.ndarray, m: int, method: LandmarkMethod, rng: np.random.Generator) -> np.ndarray:
@@ -356,7 +359,8 @@ def nystrom(G0: np.ndarray, constraints: Constraints, *, dataset, rng, landmarks
 def nystrom_prior(G0: np.ndarray, constraints: Constraints, *, dataset, rng, landmarks: PositiveInt = 100,
                   landmark_method: LandmarkMethod = "kmeans",
                   lam: Annotated[list[Positive], Length(1)] | Positive = 1.0, tol: Positive = 1e-8,
-                  gap_tol: Positive = 1e-5, max_iter: PositiveInt = 5000, rcond: Fraction = 1e-10) -> SolverResult:
+                  gap_tol: Positive = 1e-5, max_iter: PositiveInt = 5000, rcond: Fraction = 1e-10,
+                  start: Start = "closed_form") -> SolverResult:
     """Generalized Nyström with priors (Zhang et al. 2012): learn the dictionary kernel S.
 
     Parameters
@@ -390,6 +394,11 @@ def nystrom_prior(G0: np.ndarray, constraints: Constraints, *, dataset, rng, lan
         The Gaussian W is ill-conditioned (condition 1e3-1e8 on the paper's data), and its
         near-null directions dominate S0 and so rho[S, S0]; a larger cutoff (1e-2) makes the
         NKA criterion pick larger lambda (README, Zhang et al.).
+    start : {"closed_form", "prior"}
+        Start of the gradient mapping: the paper's closed form (the stationary point of the
+        unconstrained problem, projected on the PSD cone; Initialization), or the prior S0 itself
+        (what the paper's start replaces; also the start when the mask T is not all ones, where
+        there is no closed form). Both reach the same optimum: the problem is strongly convex.
 
     Returns
     -------
@@ -415,14 +424,14 @@ def nystrom_prior(G0: np.ndarray, constraints: Constraints, *, dataset, rng, lan
     curve = {k: [] for k in ("nka_lambda", "nka_score", "iterations", "trials", "gap_bound", "relative_change")}
     best, stops, check_seconds = None, [], 0.0
     for x in lams:
-        if full_mask:
+        if full_mask and start == "closed_form":
             S_free = closed_form(S0, El, Kl, x)
             M = El.T @ El
             lhs = x * S_free + M @ S_free @ M
             rhs = El.T @ Kl @ El + x * S0
             residual = float(np.linalg.norm(lhs - rhs) / max(np.linalg.norm(rhs), 1e-300))
             S_init = project_psd(S_free)
-        else:                                          # grouping constraints: no closed form
+        else:                                          # grouping constraints (no closed form), or asked
             residual, S_init = float("nan"), S0.copy()
         S, iters, trials, stopped_by, fig, hist = gradient_mapping(S_init, S0, El, Kl, T, x, tol=tol, gap_tol=gap_tol,
                                                                    max_iter=max_iter)
