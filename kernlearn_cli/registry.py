@@ -307,7 +307,7 @@ BUILTINS: dict[str, dict[str, tuple[str, ...]]] = {
     "constraints.threshold": {"constraints": ("threshold_pairs",)},
     "constraints.triplets": {"constraints": ("neighbor_triplets",)},
     "evaluate.clustering": {"evaluators": ("kernel_kmeans_nmi", "pairwise_accuracy")},
-    "evaluate.kernel": {"evaluators": ("constraint_violation", "kernel_condition", "solver_info")},
+    "evaluate.kernel": {"evaluators": ("constraint_violation", "kernel_condition", "solver_info", "primal_residual")},
     "evaluate.knn": {"evaluators": ("knn_accuracy", "knn_error")},
     "evaluate.kpca": {"evaluators": ("kpca_1nn_error",)},
     "evaluate.supervised": {"evaluators": ("alignment", "svm_accuracy", "nka_criterion")},

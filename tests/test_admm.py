@@ -234,3 +234,26 @@ def test_cli_run_writes_what_the_objective_needs(tmp_path):
     proc = kernlearn("run", str(path), "--out", str(tmp_path / "bad"))
     assert proc.returncode == 2 and "rank = 41 must be between 1 and n = 40" in proc.stderr
     assert "Traceback" not in proc.stderr
+
+
+def test_the_primal_residual_evaluator_reads_eq_14_relative_to_V():
+    """Evaluator primal_residual: ||V - U||_F / ||V||_F of the last iteration, the value the
+    certificate's primal check holds (computed there from the kernels' sums); above tol after 3
+    iterations, at most tol where the run stopped on its tolerance; refused for other solvers."""
+    from kernlearn_cli.evaluate.kernel import primal_residual
+    from kernlearn_cli.solvers.baseline import initial
+
+    ds = chessboard(n=60, seed=0)
+    C = must_cannot(ds, None, rng=np.random.default_rng(3))
+    short = admm(None, C, dataset=ds, rng=np.random.default_rng(5), max_iter=3, tol=1e-6)
+    done = admm(None, C, dataset=ds, rng=np.random.default_rng(5), tol=1e-6, max_iter=5000)
+    for res in (short, done):
+        value = primal_residual(res.G, ds, rng=None, result=res)["primal_residual"]
+        assert value == pytest.approx(res.certificate["checks"]["primal_residual"]["value"], rel=1e-10)
+        assert value == pytest.approx(res.info["v_minus_u"] / np.linalg.norm(res.G), rel=1e-10)
+    assert primal_residual(short.G, ds, rng=None, result=short)["primal_residual"] > 1e-6
+    assert done.certificate["stopped_by"] == "tolerance"
+    assert primal_residual(done.G, ds, rng=None, result=done)["primal_residual"] <= 1e-6
+    other = initial(np.eye(60)[:, :2], C)
+    with pytest.raises(ConfigError, match="primal_residual"):
+        primal_residual(other.G, ds, rng=None, result=other)
