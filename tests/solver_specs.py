@@ -107,7 +107,7 @@ ALTERNATIVES = {
                 "scale": "standard", "backend": "scs", "kkt_tol": 1e-14},
     "nystrom": {"landmarks": 5, "landmark_method": "uniform", "rcond": 0.5},
     "nystrom_prior": {"landmarks": 5, "landmark_method": "uniform", "lam": 0.01, "tol": 1e-2, "gap_tol": 1e-1,
-                      "max_iter": 1, "rcond": 0.5},
+                      "max_iter": 1, "rcond": 0.5, "start": "prior"},
 }
 
 #: Settings that do not change the result on their instance here, with the reason.

@@ -221,7 +221,7 @@ def test_generator_setting_changes_the_constraints(name, key, tmp_path, monkeypa
 #: Per evaluator, per declared setting: a valid value other than the default.
 EVALUATOR_BASE = {"solver_info": {"keys": ["rank"]}}
 EVALUATOR_ALTERNATIVES = {
-    "alignment": {}, "constraint_violation": {}, "meg_loss": {}, "nka_criterion": {},
+    "alignment": {}, "constraint_violation": {}, "meg_loss": {}, "nka_criterion": {}, "primal_residual": {},
     "kernel_kmeans_nmi": {"n_init": 1, "average": "geometric"},
     "pairwise_accuracy": {"n_init": 1},
     "kernel_condition": {"rank_tol": 0.5},
