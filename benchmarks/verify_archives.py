@@ -17,7 +17,9 @@ config -- and the per-iteration ``history`` where the archive keeps one (as arch
 digits).  Two records are bit-identical when their canonical JSON texts are equal (floats printed
 with ``repr``, which round-trips every double).  A cell that differs is listed with its differing keys
 and both values, and marked ``rounding`` when every difference is within the archives' merge tolerance
-(``kernlearn_cli.archive.RTOL``, relative 1e-9).
+(``kernlearn_cli.archive.RTOL``, relative 1e-9), and with what may explain it beside the code: the
+record made on another kind of machine (:func:`machine_change`: other library versions, other BLAS
+CPU kernels or numpy SIMD targets, or a record too old to say).
 
     python benchmarks/verify_archives.py [PAPER ...] [--per-experiment N] [--max-seconds S]
         [--sample cheapest|seeded] [--seed K] [--experiment NAME ...] [--out DIR] [--results results]
@@ -70,6 +72,8 @@ class Outcome:
     differences: list = field(default_factory=list)     # (key, archived, rerun)
     seconds: float = 0.0
     error: str = ""
+    machine: str | None = None   # machine_change(record): why the bits may differ here, or None
+    record: dict | None = None   # the rerun's record, as archived
 
 
 def archived_cost(record: dict) -> float:
@@ -117,6 +121,32 @@ def differences(archived: dict, rerun: dict) -> list[tuple[str, object, object]]
     return out
 
 
+def machine_change(record: dict) -> str | None:
+    """Why this machine may not give the record's bits, or None when it is the same kind of machine.
+
+    Bits depend on the CPU kernels the libraries pick (OpenBLAS's ``architecture``, numpy's SIMD
+    targets) and on the libraries' versions: the record's ``provenance`` names them (records made
+    before 2026-11-26 do not: "unknown").  Compared: the dependencies' versions, each BLAS library's
+    version and kernel, and numpy's SIMD targets when the record has them."""
+    from kernlearn_cli.provenance import environment_provenance
+
+    prov, here = record.get("provenance") or {}, environment_provenance()
+    if not prov.get("versions") or not prov.get("blas"):
+        return "archived on an unknown machine (its record names no libraries)"
+    if prov["versions"] != here["versions"]:
+        changed = sorted(k for k in set(prov["versions"]) | set(here["versions"])
+                         if prov["versions"].get(k) != here["versions"].get(k))
+        return "other library versions: " + ", ".join(
+            f"{k} {prov['versions'].get(k)} -> {here['versions'].get(k)}" for k in changed)
+    kernels = lambda blas: sorted((b.get("version"), b.get("architecture")) for b in blas)  # noqa: E731
+    if kernels(prov["blas"]) != kernels(here["blas"]):
+        return (f"other BLAS kernels: {', '.join(f'{v} {a}' for v, a in kernels(prov['blas']))} -> "
+                f"{', '.join(f'{v} {a}' for v, a in kernels(here['blas']))}")
+    if prov.get("numpy_simd") is not None and prov["numpy_simd"] != here["numpy_simd"]:
+        return f"other numpy SIMD targets: {prov['numpy_simd']} -> {here['numpy_simd']}"
+    return None
+
+
 def study_of(paper: str):
     from kernlearn_cli.study import find_studies, load_study
 
@@ -157,6 +187,13 @@ def sample(per_experiment: dict[str, list[Job]], n: int, how: str = "cheapest", 
     return out
 
 
+def cheapest_of_paper(paper: str, k: int = 2, results: Path = Path("results")) -> list[Job]:
+    """The paper's ``k`` cheapest archived cells from ``k`` different experiments: the cheapest cell of
+    each experiment, the ``k`` cheapest of those (ties by experiment name)."""
+    firsts = [jobs[0] for jobs in candidates(paper, results).values() if jobs]
+    return sorted(firsts, key=lambda j: (j.cost, j.experiment))[:k]
+
+
 def within_budget(papers: dict[str, dict[str, list[Job]]], max_seconds: float) -> tuple[list[Job], list[Job]]:
     """(taken, left): one cell per experiment (of every paper) at a time, cheapest first, while the
     archived costs add up to at most ``max_seconds``."""
@@ -190,10 +227,12 @@ def rerun(job: Job, out: Path) -> Outcome:
         return Outcome(job, "failed", seconds=time.perf_counter() - start, error=f"{type(exc).__name__}: {exc}")
     seconds = time.perf_counter() - start
     new = archived_record(record, folder / job.cell.id, job.history)
+    machine = machine_change(job.record)
     if canonical(new) == canonical(job.record):
-        return Outcome(job, "identical", seconds=seconds)
+        return Outcome(job, "identical", seconds=seconds, machine=machine, record=new)
     diff = differences(job.record, new)
-    return Outcome(job, "rounding" if not differing(job.record, new) else "differs", diff, seconds)
+    return Outcome(job, "rounding" if not differing(job.record, new) else "differs", diff, seconds, machine=machine,
+                   record=new)
 
 
 def shown(value) -> str:
@@ -204,17 +243,20 @@ def shown(value) -> str:
 def report(outcomes: list[Outcome], left: list[Job], echo=print) -> dict[str, dict[str, int]]:
     """Print the per-paper counts and the differing cells; returns paper -> counts."""
     counts: dict[str, dict[str, int]] = {}
+    blank = {"rerun": 0, "identical": 0, "rounding": 0, "differs": 0, "failed": 0, "same machine, other bits": 0}
     for o in outcomes:
-        c = counts.setdefault(o.job.paper, {"rerun": 0, "identical": 0, "rounding": 0, "differs": 0, "failed": 0})
+        c = counts.setdefault(o.job.paper, dict(blank))
         c["rerun"] += o.status != "failed"
         c[o.status] += 1
+        c["same machine, other bits"] += o.status in ("rounding", "differs") and o.machine is None
     for job in left:
-        counts.setdefault(job.paper, {"rerun": 0, "identical": 0, "rounding": 0, "differs": 0, "failed": 0})
-    echo("| paper | cells rerun | bit-identical | differ within 1e-9 | differ beyond | failed | not run (budget) |")
-    echo("|:--|--:|--:|--:|--:|--:|--:|")
+        counts.setdefault(job.paper, dict(blank))
+    echo("| paper | cells rerun | bit-identical | differ within 1e-9 | differ beyond | failed | "
+         "not bit-identical, archived on this kind of machine | not run (budget) |")
+    echo("|:--|--:|--:|--:|--:|--:|--:|--:|")
     for paper, c in sorted(counts.items()):
         echo(f"| {paper} | {c['rerun']} | {c['identical']} | {c['rounding']} | {c['differs']} | {c['failed']} | "
-             f"{sum(j.paper == paper for j in left)} |")
+             f"{c['same machine, other bits']} | {sum(j.paper == paper for j in left)} |")
     bad = [o for o in outcomes if o.status != "identical"]
     if bad:
         echo("")
@@ -222,7 +264,7 @@ def report(outcomes: list[Outcome], left: list[Job], echo=print) -> dict[str, di
     for o in bad:
         made = (o.job.record.get("provenance") or {}).get("git_commit", "?")[:10]
         echo(f"- {o.job.paper}/{o.job.experiment} {o.job.cell.id} (archived by {made}): {o.status}"
-             + (f": {o.error}" if o.error else ""))
+             + (f": {o.error}" if o.error else "") + (f"; {o.machine}" if o.machine else "; the same kind of machine"))
         for key, a, b in o.differences[:8]:
             echo(f"    {key}: {shown(a)} -> {shown(b)}")
         if len(o.differences) > 8:
@@ -291,6 +333,7 @@ def main(argv=None) -> int:
             "cells": [{"paper": o.job.paper, "experiment": o.job.experiment, "cell": o.job.cell.id,
                        "status": o.status, "seconds": o.seconds, "archived_seconds": o.job.cost,
                        "archived_by": (o.job.record.get("provenance") or {}).get("git_commit"),
+                       "machine": o.machine,
                        "differences": o.differences, "error": o.error} for o in outcomes],
             "not_run": [{"paper": j.paper, "experiment": j.experiment, "cell": j.cell.id} for j in left]},
             indent=1, default=str))
