@@ -28,6 +28,7 @@ from helpers import REPO, has_mirror
 
 spec = importlib.util.spec_from_file_location("verify_archives", REPO / "benchmarks" / "verify_archives.py")
 va = importlib.util.module_from_spec(spec)
+sys.modules["verify_archives"] = va          # its dataclasses look their module up
 spec.loader.exec_module(va)
 
 PAPERS = sorted(p.parent.name for p in (REPO / "configs" / "papers").glob("*/study.yaml"))
