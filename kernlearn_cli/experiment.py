@@ -133,6 +133,39 @@ def blas_threads() -> int:
     return int(value) if value.isdigit() and int(value) > 0 else 1
 
 
+#: The variables a native thread pool reads once, when its library is loaded: OpenMP runtimes
+#: (scikit-learn's libgomp), OpenBLAS, MKL, BLIS.
+THREAD_ENV = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "BLIS_NUM_THREADS")
+
+
+@contextmanager
+def cell_threads():
+    """Every native thread pool at :func:`blas_threads` threads while a cell computes, including
+    the pools of libraries first loaded inside (the variables :data:`THREAD_ENV` set meanwhile).
+
+    ``threadpool_limits`` limits only the libraries loaded when it is entered.  scikit-learn (and
+    its OpenMP runtime) is imported lazily, by the first cell that uses it, so that cell's k-means
+    (``nystrom`` landmarks, ``kernel_kmeans_nmi``, ``pairwise_accuracy``) ran with as many OpenMP
+    threads as the machine has cores and the later cells of the process with one: the centroids'
+    per-thread partial sums moved their last bits, and a cell's record depended on whether it came
+    first in its process (zhang2012 spambase: another C chosen by cross-validation).  A library
+    loaded here reads the variables and starts at the cell's thread count; the variables are
+    restored afterwards.
+    """
+    n = blas_threads()
+    saved = {key: os.environ.get(key) for key in THREAD_ENV}
+    os.environ.update({key: str(n) for key in THREAD_ENV})
+    try:
+        with threadpool_limits(limits=n):
+            yield
+    finally:
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+
+
 class NoKernel:
     """Stands for the reference factor of a cell without a kernel: any use of it raises a
     :class:`~kernlearn_cli.errors.ConfigError` with ``message``."""
@@ -174,7 +207,7 @@ def prepare(cell: Cell, where: str = "config") -> Prepared:
     """
     bound = bind_cell(cell, where)
     ds_key = dataset_key(bound)
-    with threadpool_limits(limits=blas_threads()):
+    with cell_threads():
         with located(where, "dataset", bound["dataset"][0].name), \
                 phase(cell.id, f"loading dataset '{bound['dataset'][0].name}'"):
             ds = load_dataset(ds_key)
@@ -352,8 +385,9 @@ def warn_if_already_met(prep: Prepared, where: str) -> None:
 
 def run_cell(cell: Cell, out_dir: Path, *, where: str = "config", force: bool = False,
              progress: Callable | None = None, workers: int = 1) -> dict | None:
-    """Run one cell under a fixed BLAS thread count (see :func:`_run_cell`)."""
-    with threadpool_limits(limits=blas_threads()):
+    """Run one cell under a fixed thread count for every native pool (:func:`cell_threads`; see
+    :func:`_run_cell`)."""
+    with cell_threads():
         return _run_cell(cell, out_dir, where=where, force=force, progress=progress, workers=workers)
 
 

@@ -1,5 +1,7 @@
 """Labeled-subset constraints, kernel alignment and the SVM evaluator (Zhang et al. 2012)."""
 
+from fractions import Fraction
+
 import numpy as np
 import pytest
 
@@ -183,13 +185,50 @@ def test_svm_cross_validated_C_is_the_best_on_the_labeled_folds_only():
     lab = np.unique(np.concatenate([c.i, c.j]))
     seed = int(_rng().integers(0, 2**31 - 1))
     folds = list(StratifiedKFold(n_splits=5, shuffle=True, random_state=seed).split(G[lab], ds.y[lab]))
-    mean = {C: np.mean([LinearSVC(C=C, dual="auto", max_iter=10000, random_state=seed)
-                        .fit(G[lab][tr], ds.y[lab][tr]).score(G[lab][te], ds.y[lab][te]) for tr, te in folds])
+    mean = {C: sum(Fraction(int(np.sum(LinearSVC(C=C, dual="auto", max_iter=10000, random_state=seed)
+                                        .fit(G[lab][tr], ds.y[lab][tr]).predict(G[lab][te]) == ds.y[lab][te])), len(te))
+                   for tr, te in folds) / len(folds)
             for C in LIBSVM_C_GRID}
     assert out["svm_cv_C"] == min(C for C in LIBSVM_C_GRID if mean[C] == max(mean.values()))
     G2 = G.copy()
     G2[np.setdiff1d(np.arange(len(G)), lab)] *= -1.0          # scramble the test points
     assert cross_validated_C(G2[lab], ds.y[lab], LIBSVM_C_GRID, 5, seed)[0] == out["svm_cv_C"]
+
+
+def test_svm_cross_validated_C_ties_go_to_the_smallest_C_whatever_the_summation_order(monkeypatch):
+    """Two C whose folds score the same counts in another order (16, 15, 17, 17, 16 and 17, 15, 16, 17, 16
+    of 20) tie: the smallest C wins.  Their floating-point means are 0.8099999999999999 and
+    0.8100000000000002, which handed such ties to the larger C (zhang2012 spambase).  An SVM that
+    predicts the counts given here, fold by fold, stands for LinearSVC."""
+    import sklearn.svm
+    from sklearn.model_selection import StratifiedKFold
+
+    from kernlearn_cli.evaluate.supervised import cross_validated_C
+
+    counts = {0.5: (16, 15, 17, 17, 16), 2.0: (17, 15, 16, 17, 16), 8.0: (16, 15, 16, 17, 16)}
+    assert np.mean(np.array(counts[0.5]) / 20) < np.mean(np.array(counts[2.0]) / 20)   # the rounding at stake
+    y = np.repeat([0, 1], 50)
+    X = np.arange(100.0)[:, None]
+    tests = [te for _, te in StratifiedKFold(n_splits=5, shuffle=True, random_state=7).split(X, y)]
+    fits: dict = {}
+
+    class Counted:
+        def __init__(self, C, **kwargs):
+            self.C = C
+
+        def fit(self, X, y):
+            self.fold = fits[self.C] = fits.get(self.C, -1) + 1         # the folds come in order, per C
+            return self
+
+        def predict(self, X):
+            truth = y[tests[self.fold]]
+            return np.where(np.arange(len(X)) < counts[self.C][self.fold], truth, 1 - truth)
+
+        def score(self, X, y):
+            return float(np.mean(self.predict(X) == y))
+
+    monkeypatch.setattr(sklearn.svm, "LinearSVC", Counted)
+    assert cross_validated_C(X, y, tuple(counts), 5, 7) == (0.5, 0.81)
 
 
 def test_svm_errors():

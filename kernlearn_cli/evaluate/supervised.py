@@ -64,21 +64,29 @@ LIBSVM_C_GRID = tuple(2.0 ** k for k in range(-5, 16, 2))
 def cross_validated_C(X: np.ndarray, y: np.ndarray, grid, folds: int, seed: int) -> tuple[float, float]:
     """(C, mean accuracy) maximising the stratified ``folds``-fold accuracy of a linear SVM on (X, y);
     ties go to the smallest C. Folds: min(``folds``, the smallest class count), at least 2; a fold
-    whose training part holds one class only is skipped (it cannot train a classifier)."""
+    whose training part holds one class only is skipped (it cannot train a classifier).
+
+    The mean of the folds' accuracies is compared exactly, as a fraction of the correct counts: two
+    C with the same counts in other folds (e.g. 17, 16, 15, 16, 17 and 17, 16, 17, 15, 16 of 20) tie,
+    where the floating-point means, summed in other orders, could differ in their last bit and hand
+    the tie to the larger C."""
+    from fractions import Fraction
+
     from sklearn.model_selection import StratifiedKFold
     from sklearn.svm import LinearSVC
 
     k = max(2, min(folds, int(np.bincount(np.unique(y, return_inverse=True)[1]).min())))
     splits = [(tr, te) for tr, te in StratifiedKFold(n_splits=k, shuffle=True, random_state=seed).split(X, y)
               if len(np.unique(y[tr])) >= 2]
-    best = (-1.0, None)
-    for C in grid:
-        scores = [LinearSVC(C=C, dual="auto", max_iter=10000, random_state=seed).fit(X[tr], y[tr]).score(X[te], y[te])
-                  for tr, te in splits]
-        score = float(np.mean(scores)) if scores else 0.0
+    best: tuple[Fraction, float | None] = (Fraction(-1), None)
+    for C in sorted(grid):
+        correct = [Fraction(int(np.count_nonzero(
+            LinearSVC(C=C, dual="auto", max_iter=10000, random_state=seed).fit(X[tr], y[tr]).predict(X[te]) == y[te])),
+            len(te)) for tr, te in splits]
+        score = sum(correct, Fraction(0)) / len(correct) if correct else Fraction(0)
         if score > best[0]:
             best = (score, float(C))
-    return best[1], best[0]
+    return best[1], float(best[0])
 
 
 @evaluators.register("svm_accuracy")
