@@ -55,3 +55,18 @@ def test_the_summary_check_catches_a_wrong_claim_and_a_missing_one(tmp_path):
     assert any("#4 is cited under **Reproduced** but its verdict is 'deviates'" in p for p in problems)
     assert any("#6 is reproduced but not cited under **Reproduced**" in p for p in problems)
     assert not any("#1 is" in p or "#3 is" in p or "#2 is" in p for p in problems)
+
+
+@pytest.mark.parametrize("paper", ["hu2013", "kulis2006", "li2009", "tsuda2005", "zhang2012"])
+def test_a_failed_rule_is_deviates_and_reproduced_is_unqualified(paper):
+    """Issue 54's closing numbers, read from the committed verdicts: statements whose rule fails but
+    whose verdict is not ``deviates``: 0; a ``reproduced`` row holds, calibrated on nothing, every cell
+    converged (no qualifier); a ``consistent`` one holds under a qualifier."""
+    v = pd.read_csv(REPO / "results" / "tables" / f"{paper}_verdicts.csv", dtype={"holds": str, "qualifier": str})
+    failed = v[v["holds"] == "False"]
+    assert set(failed["verdict"]) <= {"deviates"}, failed[["statement", "verdict"]].to_dict("records")
+    assert set(v.loc[v["verdict"] == "deviates", "holds"]) <= {"False"}
+    reproduced = v[v["verdict"] == "reproduced"]
+    assert (reproduced["holds"] == "True").all() and reproduced["qualifier"].isna().all()
+    consistent = v[v["verdict"] == "consistent"]
+    assert (consistent["holds"] == "True").all() and consistent["qualifier"].notna().all()
