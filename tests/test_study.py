@@ -283,8 +283,8 @@ def test_the_prose_fills_the_study():
     study = load_study(REPO / "configs" / "papers" / "li2009" / "study.yaml")
     assert study.protocol.startswith("**Setting (§6.2).**") and study.summary.startswith("**What we ran.**")
     assert study.tables["li2009_table5"].text.startswith("Kernel PCA (10 dimensions) + 1-NN")
-    assert len(study.statements) == 119
-    baseline, table5 = study.statements[7], study.statements[88:93]
+    assert len(study.statements) == 184
+    baseline, table5 = study.statements[15], study.statements[148:153]
     assert (baseline.where, str(baseline.rule), baseline.paper) == (
         "Table 3, Sonar, Iter., baseline (printed as > 10000)", "at_least", (10000.0,))
     assert baseline.explanation.startswith("The hard sets are hard here")
@@ -570,8 +570,8 @@ def test_every_paper_page_cites_its_paper_and_groups_untested_statements_by_reas
             if reasons.count(why) > 1:
                 assert f"**{reasons.count(why)} statements.** {why}" in page, study.paper
     li2009 = (REPO / "docs" / "papers" / "li2009.md").read_text()
-    assert "**72 statements.** not run: stage 1 of the study" in li2009
-    assert "- Table 3, Breast, Iter.: α = 2; α = 4; α = 8; α = 16; α = 32; α = 64; α = 128; baseline" in li2009
+    assert "**12 statements.** not run: the budget pieces of the amendment of 7 December 2026" in li2009
+    assert "- Table 4, Iono, Iter.: α = 16: > 10000; α = 32: > 10000; α = 64: 8322; α = 128: 7123.6; baseline: > 10000" in li2009
 
 
 def test_untested_section_and_citation_text():
