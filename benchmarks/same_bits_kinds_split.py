@@ -70,4 +70,6 @@ if __name__ == "__main__":
         differ = [k for k in a.files if a[k].tobytes() != b[k].tobytes()]
         print(f"{len(a.files)} arrays compared, {len(differ)} differ: {differ}")
         sys.exit(1 if differ else 0)
+    if len(sys.argv) != 2 or sys.argv[1].startswith("-"):
+        sys.exit(__doc__)                  # an option is never a file name (a '--help.npz' was once written)
     np.savez(sys.argv[1], **run())
