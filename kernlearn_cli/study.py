@@ -107,10 +107,10 @@ class Study:
 
 def default_rule(metric: str | None, std: float | None, read: str = "value") -> Rule:
     """The rule of a statement that names none (``docs/studies.md``, Rules): 2σ (of the difference)
-    with the paper's std; a factor of 2 on a gain; a factor of 1.5 on a ratio and on iteration
+    with the paper's std, and on a difference paired by seed (``read: same``); a factor of 2 on a gain; a factor of 1.5 on a ratio and on iteration
     counts and times; an absolute 0.02 for scores in [0, 1] (accuracy, NMI) and 10% for anything
     else.  Any other rule needs the paper's own words (``quote``)."""
-    if std is not None and read in ("value", "each"):
+    if (std is not None and read in ("value", "each")) or read == "same":
         return Rule("sigma", 2.0)
     if read == "gain":
         return Rule("factor", 2.0)
@@ -310,7 +310,7 @@ def parse_rule(text, metric: str | None, std: float | None, r: _Reader, key: str
     if not found:
         r.fail(key, f"rule '{text}' is not one of: {', '.join(k.syntax for k in RULE_KINDS.values())}")
     kind, x = found[0]
-    if kind.needs_std and std is None:
+    if kind.needs_std and std is None and read != "same":
         r.fail(key, f"rule '{text}' needs the paper's std (std: ...)")
     if kind.reads is not None and read not in kind.reads:
         r.fail(key, f"rule '{text}' compares means; read '{read}' has none (use factor, rel, abs or a bound)")
@@ -368,11 +368,11 @@ def _statement(r: _Reader, key: str, spec, tables: dict) -> Statement:
     if read == "value" and len(entries) != 1:
         r.fail(f"{key}.read", f"'value' reads one entry; {len(entries)} given (use each, max, min, range or gain)")
     holds = spec.get("holds", "all")
-    if holds not in ("all", "most") or (holds == "most" and read not in ("each", "gain", "ratio", "correlation")):
+    if holds not in ("all", "most") or (holds == "most" and read not in ("each", "gain", "ratio", "same", "correlation")):
         r.fail(f"{key}.holds", f"'{holds}': all (default) or most (more than half of the entries; "
-                               f"read each, gain, ratio or correlation only)")
+                               f"read each, gain, ratio, same or correlation only)")
     starts = ()
-    if read in ("gain", "ratio", "correlation"):
+    if read in ("gain", "ratio", "same", "correlation"):
         if "start" not in spec:
             r.fail(key, f"a {read} needs start: the entry (or one per entry) it is measured from"
                    if read != "correlation" else "a correlation needs start: one entry of the other metric per entry")
@@ -381,7 +381,8 @@ def _statement(r: _Reader, key: str, spec, tables: dict) -> Statement:
             r.fail(f"{key}.start", f"one start entry or one per entry ({len(entries)}); {len(starts)} given"
                    if read != "correlation" else f"one entry per entry ({len(entries)}); {len(starts)} given")
     elif "start" in spec:
-        r.fail(f"{key}.start", "only a gain or a ratio (read: gain, read: ratio), or a correlation (read: correlation), has a start")
+        r.fail(f"{key}.start", "only a gain, a ratio, a paired difference (read: gain, ratio, same) or a "
+                               "correlation (read: correlation) has a start")
     paper = spec["paper"]
     paper = tuple(r.number(x, f"{key}.paper") for x in (paper if isinstance(paper, list) else [paper]))
     size = {"range": (2,), "gain": (1, 2), "ratio": (1, 2)}.get(read, (1,))
@@ -395,7 +396,7 @@ def _statement(r: _Reader, key: str, spec, tables: dict) -> Statement:
         r.fail(f"{key}.runs", f"expected the paper's number of runs (an integer >= 1), got {runs!r}")
     metric = tables[entries[0].table].metric
     rule = parse_rule(spec.get("rule"), metric, std, r, f"{key}.rule", read)
-    if rule.kind == "sigma" and runs is None:
+    if rule.kind == "sigma" and runs is None and read != "same":
         r.fail(f"{key}.runs", f"rule '{rule}' compares two means: give the paper's number of runs (runs: ...)")
     quote = r.text(spec["quote"], f"{key}.quote") if spec.get("quote") is not None else ""
     default = default_rule(metric, std, read)

@@ -105,8 +105,8 @@ class Sigma(RuleKind):
     name, pattern, syntax = "sigma", r"(?P<x>\d+(?:\.\d+)?)\s*sigma", "Nsigma (e.g. 2sigma)"
     when = "ǀours − paperǀ ≤ N · SE, SE = √(s_p² / n_p + s_o² / n_o)"
     use = ("the paper prints a per-run std s_p over n_p runs (`std`, `runs`); s_o, n_o are ours; "
-           "Δ is shown in SE")
-    reads, needs_std = ("value", "each"), True
+           "Δ is shown in SE; with `read: same`, SE is the paired differences' (no `std` needed)")
+    reads, needs_std = ("value", "each", "same"), True
 
     def text(self, x: float) -> str:
         return f"{x:g}sigma"
@@ -245,7 +245,9 @@ class Statement:
     smallest and largest cell of the entries), ``gain`` (``paper`` = the gain, or (before, after);
     ours: entry minus its ``start`` entry, for every pair), ``ratio`` (``paper`` = the ratio, or
     (before, after); ours: entry divided by its ``start`` entry, for every pair: how a time scales,
-    free of the hardware's speed), ``correlation`` (two metrics: ``paper`` = the least rank correlation
+    free of the hardware's speed), ``same`` ("no significant difference": ``paper`` = the difference,
+    0; ours: entry minus its ``start`` entry paired by seed, judged in paired standard errors),
+    ``correlation`` (two metrics: ``paper`` = the least rank correlation
     the statement implies; ours: per column, Spearman's ρ between the entries and their ``start``
     entries of another metric, one per entry).  ``std`` and ``runs`` are the paper's
     spread and run count (for ``Nsigma``); ``calibrated`` says which of our settings was chosen
@@ -340,6 +342,8 @@ def paper_text(s: Statement) -> str:
         return f"{_fmt(p[0])} → {_fmt(p[1])} ({p[1] - p[0]:+.3g})" if len(p) == 2 else f"gain {p[0]:+.3g}"
     if s.read == "ratio":
         return f"{_fmt(p[0])} → {_fmt(p[1])} (×{s.paper_value:.3g})" if len(p) == 2 else f"ratio ×{p[0]:.3g}"
+    if s.read == "same":
+        return f"no difference ({p[0]:+.3g})"
     return _fmt(p[0])
 
 
@@ -397,10 +401,11 @@ def _read_ratio(s: Statement, hits, values, capped, starts, start_caps):
         f"{_fmt(b)} → {_fmt(v)} (×{r:.3g})" for b, v, r in zip(begin, values, ratios)))
 
 
-def paired_outcome(after: dict, before: dict, margin: float, sign: int) -> tuple[str, float, float] | None:
+def paired_outcome(after: dict, before: dict, margin: float, sign: int, n: float = 2.0
+                   ) -> tuple[str, float, float] | None:
     """A gain judged against its noise: the differences after − before paired by seed (the same
     labeling in both experiments), their mean d and its standard error SE = sd / √k over the k
-    common seeds; ``gain`` when sign · (d − margin) > 2 SE, ``loss`` when < −2 SE, else ``no
+    common seeds; ``gain`` when sign · (d − margin) > n SE, ``loss`` when < −n SE, else ``no
     difference``.  None when fewer than two seeds are common."""
     seeds = sorted(set(after) & set(before), key=str)
     if len(seeds) < 2:
@@ -408,7 +413,7 @@ def paired_outcome(after: dict, before: dict, margin: float, sign: int) -> tuple
     d = np.array([after[k] - before[k] for k in seeds], dtype=float)
     mean, se = float(d.mean()), float(d.std(ddof=1) / math.sqrt(len(d)))
     z = sign * (mean - margin)
-    return ("gain" if z > 2 * se else "loss" if z < -2 * se else "no difference"), mean, se
+    return ("gain" if z > n * se else "loss" if z < -n * se else "no difference"), mean, se
 
 
 def _read_gain(s: Statement, hits, values, capped, starts, start_caps):
@@ -435,6 +440,29 @@ def _read_gain(s: Statement, hits, values, capped, starts, start_caps):
     return verdict, dict(ours=gains[k], ours_text=text)
 
 
+def _read_same(s: Statement, hits, values, capped, starts, start_caps):
+    """``same`` ("no significant difference between A and B"): each entry against its start, the
+    differences paired by seed (:func:`paired_outcome`: mean d over the k common seeds, SE = sd / √k);
+    the rule ``Nsigma`` holds on a pair when ǀd − paperǀ ≤ N · SE (``paper``: the difference stated,
+    0).  All pairs must hold (most with ``most``); a pair with fewer than two common seeds leaves the
+    statement ``missing``, a capped cell a ``lower bound``."""
+    firsts = starts * len(values) if len(starts) == 1 else starts
+    named = s.starts * len(values) if len(s.starts) == 1 else s.starts
+    outcomes = [paired_outcome(h.get("by_seed") or {}, f.get("by_seed") or {}, s.paper_value, 1, s.rule.x)
+                for h, f in zip(hits, firsts)]
+    if any(o is None for o in outcomes):
+        return "missing", {}
+    parts = [s.rule.judge(mean, s.paper_value, se) for _, mean, se in outcomes]
+    z = [(mean - s.paper_value) / se if se > 0 else 0.0 if mean == s.paper_value
+         else math.copysign(math.inf, mean - s.paper_value) for _, mean, se in outcomes]
+    k = int(np.argmax(np.abs(z)))
+    text = "; ".join(f"{e.row}: {e.col} − {f.col} {mean:+.3g} ± {se:.2g} ({d:+.1f} SE)"
+                     for e, f, (_, mean, se), d in zip(s.entries, named, outcomes, z))
+    verdict = "lower bound" if any(capped) or any(start_caps) else _combine(parts, s.most)
+    return verdict, dict(ours=outcomes[k][1], delta=z[k], ours_text=f"{parts.count('reproduced')} of "
+                         f"{len(parts)} pairs within {s.rule} (paired by seed): {text}")
+
+
 def _read_correlation(s: Statement, hits, values, capped, starts, start_caps):
     """``correlation``: two metrics related.  The entries (one metric) and their ``start`` entries
     (another, one per entry) are paired; per column of the entries (e.g. a data set) ours is
@@ -455,7 +483,8 @@ def _read_correlation(s: Statement, hits, values, capped, starts, start_caps):
 
 #: How a statement reads its entries (:data:`READS`): read -> (verdict, the row's "ours" columns).
 READERS = {"value": _read_each, "each": _read_each, "max": _read_extreme, "min": _read_extreme,
-           "range": _read_range, "gain": _read_gain, "ratio": _read_ratio, "correlation": _read_correlation}
+           "range": _read_range, "gain": _read_gain, "ratio": _read_ratio, "same": _read_same,
+           "correlation": _read_correlation}
 READS = tuple(READERS)
 
 

@@ -50,7 +50,7 @@ def test_a_bounded_value_is_decided_only_when_every_value_beyond_it_agrees(rule,
 
 
 def test_every_read_has_one_reader():
-    assert set(READS) == set(READERS) and len(READS) == 8
+    assert set(READS) == set(READERS) and len(READS) == 9
 
 
 def test_a_gain_counts_only_beyond_two_paired_standard_errors():
@@ -86,3 +86,45 @@ def test_most_sets_means_more_than_half_are_gains_beyond_noise():
     v = verdicts("p", [s], {"t": t})
     assert v.loc[0, "verdict"] == "deviates"
     assert v.loc[0, "ours_text"].startswith("1 gain(s), 2 no difference, 0 loss(es) of 3 (paired by seed")
+
+
+def _stats(values):
+    import pandas as pd
+
+    return pd.DataFrame([{"row": r, "col": c, "value": sum(v.values()) / len(v), "std": 0.0, "min": 0.0,
+                          "max": 1.0, "seeds": len(v), "unconverged": 0, "capped": 0, "by_seed": v}
+                         for (r, c), v in values.items()])
+
+
+def test_no_significant_difference_is_every_paired_difference_within_two_standard_errors():
+    """``read: same``: d = (0.01, 0.03) has mean 0.02, SE 0.01 — exactly 2 SE holds; (0.02, 0.03)
+    (mean 0.025, SE 0.005: 5 SE) deviates, and one such pair among equal ones makes the statement
+    deviate; a pair with one common seed cannot be judged (missing).  The rule's N is honoured:
+    under 6sigma the 5-SE pair holds."""
+    from kernlearn_cli.verdicts import Entry, Statement, verdicts
+
+    base = {0: 0.5, 1: 0.5}
+    t = _stats({("a", "x"): {0: 0.51, 1: 0.53}, ("a", "y"): base,
+                ("b", "x"): {0: 0.52, 1: 0.53}, ("b", "y"): base,
+                ("c", "x"): {0: 0.52}, ("c", "y"): base})
+
+    def judged(rows, rule=Rule("sigma", 2)):
+        s = Statement("no significant differences", tuple(Entry("t", r, "x") for r in rows), (0.0,), rule, "same",
+                      tuple(Entry("t", r, "y") for r in rows))
+        return verdicts("p", [s], {"t": t}).loc[0]
+
+    assert judged("a")["verdict"] == "reproduced"
+    assert judged("a")["delta"] == pytest.approx(2.0)
+    worst = judged("ab")
+    assert worst["verdict"] == "deviates" and worst["delta"] == pytest.approx(5.0)
+    assert worst["ours_text"].startswith("1 of 2 pairs within 2sigma (paired by seed): a: x − y +0.02")
+    assert judged("ab", Rule("sigma", 6))["verdict"] == "reproduced"
+    assert judged("ac")["verdict"] == "missing"
+
+
+def test_a_paired_difference_takes_two_sigma_by_default_without_the_papers_std():
+    """``read: same`` defaults to 2sigma (2 paired SE), with no std of the paper's; a gain stays factor 2."""
+    from kernlearn_cli.study import default_rule
+
+    assert default_rule("error", None, "same") == Rule("sigma", 2.0)
+    assert default_rule("error", None, "gain") == Rule("factor", 2.0)
