@@ -574,6 +574,18 @@ def test_every_paper_page_cites_its_paper_and_groups_untested_statements_by_reas
     assert "- Table 2, row chessboard: MFPC accuracy (%): 71.09±4.87; MFPC CPU time (sec): 1.22±0.23" in hu2013
 
 
+def test_zhang2012_judges_the_generative_structure_on_held_out_points():
+    """The Introduction's "extends to new samples" is a judged statement (read: same, unseen minus
+    seen held-out accuracy, paired by seed), no longer an untested one."""
+    study = load_study(REPO / "configs" / "papers" / "zhang2012" / "study.yaml")
+    assert len(study.statements) == 6 and len(study.untested) == 6
+    s = study.statements[5]
+    assert (s.read, str(s.rule), s.paper) == ("same", "2sigma", (0.0,)) and s.explanation.startswith("`heldout_unseen`")
+    assert [e.table for e in s.entries] == ["zhang2012_heldout_svm_cv_unseen"] * 8
+    assert [e.table for e in s.starts] == ["zhang2012_heldout_svm_cv_seen"] * 8
+    assert not any("new samples" in where for where, _ in study.untested)
+
+
 def test_untested_section_and_citation_text():
     from kernlearn_cli.reproduce.pages import citation_text, untested_section
 
