@@ -17,6 +17,7 @@ import numpy as np
 from threadpoolctl import threadpool_limits
 
 from . import __version__
+from .codehash import changed_code, code_of
 from .config import Cell, bind_cell, check_cell
 from .errors import ConfigError, InfeasibleError
 from .io import (PATH_FILE, RECORD, SHARED, cell_state, changed_inputs, factors_image, read_record, shared_name, write_cell,
@@ -403,7 +404,7 @@ def _run_cell(cell: Cell, out_dir: Path, *, where: str, force: bool, progress: C
     which changes no number.
     """
     cell_dir = Path(out_dir) / cell.id
-    if not force and is_current(cell_dir):
+    if not force and is_current(cell_dir, cell):
         return None
     started, wall0, cpu0 = time.time(), time.perf_counter(), time.process_time()
     with PeakMemory() as mem:                      # this cell's peak, not the process's past
@@ -445,7 +446,7 @@ def _run_cell(cell: Cell, out_dir: Path, *, where: str, force: bool, progress: C
         **({"kernel_info": prep.kernel_info} if prep.kernel_info else {}),
         **({"inputs": inputs} if (inputs := {**ds.meta.get("inputs", {}), **constraints.files}) else {}),
         "kernlearn_version": __version__,
-        "provenance": {**code_provenance(), "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(started)),
+        "provenance": {**code_provenance(), "code": code_of(prep.bound), "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(started)),
                        "wall_seconds": time.perf_counter() - wall0, "cpu_seconds": time.process_time() - cpu0,
                        "workers": workers, "blas_threads": blas_threads(), **environment_provenance()},
     }
@@ -453,10 +454,14 @@ def _run_cell(cell: Cell, out_dir: Path, *, where: str, force: bool, progress: C
     return record
 
 
-def is_current(cell_dir: Path) -> bool:
-    """Whether a cell is finished (:func:`~kernlearn_cli.io.cell_state`) from the input files on disk
-    now: a record whose ``inputs`` (path -> sha256) no longer match is not, and its cell runs again."""
-    return cell_state(cell_dir)[0] == "finished" and not changed_inputs(read_record(Path(cell_dir) / RECORD))
+def is_current(cell_dir: Path, cell: Cell) -> bool:
+    """Whether ``cell`` is finished (:func:`~kernlearn_cli.io.cell_state`) from the input files on disk
+    and by the code that runs now: a record whose ``inputs`` (path -> sha256) no longer match, or whose
+    components' code differs (:func:`~kernlearn_cli.codehash.changed_code`), is not, and its cell runs again."""
+    if cell_state(cell_dir)[0] != "finished":
+        return False
+    record = read_record(Path(cell_dir) / RECORD)
+    return not changed_inputs(record) and not changed_code(record, bind_cell(cell, "config"))
 
 
 def share_initial_factor(result, G0: np.ndarray | None, out_dir: Path) -> dict:
