@@ -70,8 +70,9 @@ class Cell:
         config = {**self.config, **{key: _spec(*bound[key]) for key in COMPONENTS if key in bound}}
         if "reference" in bound:
             config["constraints"]["reference"] = _spec(*bound["reference"])
-        if "subset" in bound:
-            config["dataset"]["subset"] = bound["subset"]
+        for key in ("subset", "holdout"):
+            if key in bound:
+                config["dataset"][key] = bound[key]
         config["evaluate"] = [_spec(*b) for b in bound["evaluate"]]
         return config
 
@@ -415,8 +416,9 @@ def bind_cell(cell: Cell, where: str) -> dict:
     ``kernel`` is bound only for a solver that uses the initial kernel K0, and is then required; a
     solver registered with ``instead_of_kernel`` refuses it (it would be ignored), and ``bound`` has
     no ``kernel``.  The settings every component of a kind takes are bound beside it when given:
-    ``reference`` (the constraints' reference kernel) and ``subset`` (the dataset's,
-    :func:`~kernlearn_cli.data.subset.check_subset`).
+    ``reference`` (the constraints' reference kernel), ``subset`` (the dataset's,
+    :func:`~kernlearn_cli.data.subset.check_subset`) and ``holdout`` (the dataset's held-out points,
+    :func:`~kernlearn_cli.data.holdout.check_holdout`; its seed defaults to the cell's).
     """
     cfg = cell.config
     bound = {}
@@ -430,6 +432,10 @@ def bind_cell(cell: Cell, where: str) -> dict:
             from .data.subset import check_subset
 
             bound["subset"] = check_subset(spec.pop("subset"), f"{where}: dataset.subset")
+        if comp == "dataset" and isinstance(spec, dict) and "holdout" in spec:
+            from .data.holdout import check_holdout
+
+            bound["holdout"] = check_holdout(spec.pop("holdout"), cell.seed, f"{where}: dataset.holdout")
         bound[comp] = REGISTRIES[reg].bind(spec, f"{where}: {comp}")
     solver = bound["solver"][0]
     if solver.instead_of_kernel and "kernel" in cfg:

@@ -82,6 +82,33 @@ def initial_rows(config: dict, X_new: np.ndarray, G0: np.ndarray, where: str) ->
     return OUT_OF_SAMPLE[kernel](ds, X_new, G0, **bound["kernel"][1])
 
 
+def result_rows(result, X_new: np.ndarray, *, G0: np.ndarray | None, dataset, kernel) -> np.ndarray:
+    """A solver result's factor rows of new points ``X_new`` (n_new × d), in memory: what ``embed``
+    computes from the cell's factors file, used for a ``holdout`` (:mod:`kernlearn_cli.data.holdout`).
+
+    A Nyström-type result (arrays ``landmarks``, ``S``, ``kernel_width``) gives E_x S^{1/2}
+    (Zhang et al. 2012, Bilateral Extrapolation: K_xy = E_x S E_yᵀ for any pair of samples); any
+    other gives g0(x) L through the initial factor ``G0`` of ``dataset`` (the training points) and
+    ``kernel`` ((entry, settings)) by :func:`transform_through_initial`.
+
+    Raises
+    ------
+    DataError
+        A result with neither (a transductive solver), or a kernel without an out-of-sample map.
+    """
+    from .kernels import OUT_OF_SAMPLE
+
+    X_new = np.ascontiguousarray(X_new, dtype=np.float64)
+    arrays = result.arrays
+    if all(key in arrays for key in ("landmarks", "S", "kernel_width")):
+        return factor_rows(X_new, arrays["landmarks"], float(arrays["kernel_width"]), psd_sqrt(arrays["S"]))
+    if G0 is None or kernel is None or kernel[0].name not in OUT_OF_SAMPLE:
+        raise DataError(f"the learned kernel has no map to new points: its result holds neither landmarks nor "
+                        f"an initial factor with an out-of-sample map. Inductive solvers: {inductive_text()}.")
+    return transform_through_initial(G0, np.asarray(result.G), OUT_OF_SAMPLE[kernel[0].name](
+        dataset, X_new, G0, **kernel[1]))
+
+
 def embed_rows(factors: Path, X_new: np.ndarray) -> np.ndarray:
     """The learned factor's rows of new points ``X_new`` (n_new × d) for the cell of ``factors``."""
     with h5py.File(factors, "r") as f:

@@ -59,10 +59,13 @@ def component_key(entry, params) -> str:
 
 def dataset_key(bound: dict) -> str:
     """The key of a cell's dataset (:func:`load_dataset`): its loader and settings, and the ``subset``
-    setting when the config gives one (:mod:`kernlearn_cli.data.subset`)."""
+    setting when the config gives one (:mod:`kernlearn_cli.data.subset`); then the ``holdout``
+    setting when it gives one (:mod:`kernlearn_cli.data.holdout`, applied after the subset)."""
+    entry, params = bound["dataset"]
+    if "holdout" in bound:
+        return json.dumps([entry.name, params, bound.get("subset"), bound["holdout"]], sort_keys=True, default=str)
     if "subset" not in bound:
         return component_key(*bound["dataset"])
-    entry, params = bound["dataset"]
     return json.dumps([entry.name, params, bound["subset"]], sort_keys=True, default=str)
 
 
@@ -83,6 +86,11 @@ def _load_dataset_cached(key: str, cwd: str):
     from .registry import datasets
 
     name, params, *subset = json.loads(key)
+    if len(subset) == 2:                 # a holdout: split the dataset (memoised without it) afterwards
+        from .data.holdout import split_holdout
+
+        base = json.dumps([name, params, subset[0]] if subset[0] else [name, params], sort_keys=True, default=str)
+        return split_holdout(_load_dataset_cached(base, cwd), **subset[1], where=f"dataset '{name}': holdout")
     ds = datasets.get(name).func(**params)
     if subset:
         from .data.subset import stratified_subset
@@ -227,12 +235,72 @@ def prepare(cell: Cell, where: str = "config") -> Prepared:
                              f"one: constraints: {{name: {gen.name}, reference: {{name: linear}}}}.")
         with located(where, "constraint generator", gen.name), \
                 phase(cell.id, f"generating constraints '{gen.name}'"):
-            constraints = gen.func(ds, G_ref, rng=component_rng(cell.seed, STREAM_CONSTRAINTS), **gen_params)
+            constraints = gen.func(*training_data(ds, G_ref), rng=component_rng(cell.seed, STREAM_CONSTRAINTS),
+                                   **gen_params)
     solver, solver_params = bound["solver"]
+    if ds.heldout is not None:
+        check_heldout_map(bound, where)
     check_triplets(constraints, gen.name, solver.name, solver.triplets, where)
     refuse_conflicts(constraints, solver, solver_params, where, gen_params["path"] if gen.name == "from_file" else None)
     info = factor_info(bound["kernel"][0].name, ds, G0, bound["kernel"][1]) if G0 is not None else None
     return Prepared(bound, ds, G0, G_ref, constraints, runner_extras(solver.func, ds, G_ref, cell.seed), info)
+
+
+def training_data(ds, G_ref):
+    """What a constraint generator draws from: the dataset and the reference factor, restricted to
+    the training part when held-out rows are in the solver's data (``holdout`` with ``seen: true``,
+    :func:`~kernlearn_cli.data.holdout.training_part`), so both modes label the same points."""
+    from .data.holdout import training_count, training_part
+
+    k = training_count(ds)
+    if k == ds.n:
+        return ds, G_ref
+    return training_part(ds), (G_ref[:k] if isinstance(G_ref, np.ndarray) else G_ref)
+
+
+def check_heldout_map(bound: dict, where: str) -> None:
+    """Refuse, before solving, held-out points (``holdout``, ``seen: false``) that the cell's learned
+    kernel cannot map: a transductive solver, or one mapping through K0 whose initial kernel has no
+    out-of-sample map (:data:`~kernlearn_cli.kernels.OUT_OF_SAMPLE`).
+
+    Raises
+    ------
+    ConfigError
+        Naming ``dataset.holdout``, the solver (or kernel) and what would map the points.
+    """
+    from .kernels import OUT_OF_SAMPLE
+    from .registry import inductive_text
+
+    if bound["holdout"]["seen"]:
+        return
+    solver = bound["solver"][0]
+    if not solver.inductive:
+        raise ConfigError(
+            f"{where}: dataset.holdout: solver '{solver.name}' is transductive (its learned kernel is defined on "
+            f"the points it was given only), so the held-out points (seen: false) have no rows of it to score. "
+            f"Use an inductive solver ({inductive_text()}), or holdout seen: true to let the solver see them.")
+    kernel = bound.get("kernel")
+    if solver.inductive == "initial factor" and (kernel is None or kernel[0].name not in OUT_OF_SAMPLE):
+        name = kernel[0].name if kernel else None
+        raise ConfigError(
+            f"{where}: dataset.holdout: solver '{solver.name}' maps new points through the initial kernel, but "
+            f"kernel '{name}' is defined on the training points only, so the held-out points (seen: false) "
+            f"have no rows. Use a kernel with an out-of-sample map ({', '.join(OUT_OF_SAMPLE)}), or holdout "
+            f"seen: true.")
+
+
+def heldout_factor(result, prep: "Prepared") -> np.ndarray | None:
+    """The learned factor's rows of the held-out points, or None without any: rows of the solver's
+    own factor with ``seen: true`` (the last ones), the inductive map of the result otherwise
+    (:func:`~kernlearn_cli.embed.result_rows`)."""
+    ds = prep.dataset
+    if ds.heldout is None:
+        return None
+    if ds.meta["holdout"]["seen"]:
+        return np.asarray(result.G)[ds.n - ds.heldout.n:]
+    from .embed import result_rows
+
+    return result_rows(result, ds.heldout.X, G0=prep.G0, dataset=ds, kernel=prep.bound.get("kernel"))
 
 
 def refuse_conflicts(constraints, solver, params: dict, where: str, path: str | None = None) -> None:
@@ -421,9 +489,14 @@ def _run_cell(cell: Cell, out_dir: Path, *, where: str, force: bool, progress: C
         seconds, cpu_seconds = time.perf_counter() - t0, time.process_time() - c0
 
         metrics = {}
+        heldout = None
+        if any("heldout" in inspect.signature(ev.func).parameters for ev, _ in prep.bound["evaluate"]):
+            with located(where, "dataset", ds_entry.name), phase(cell.id, "mapping the held-out points"):
+                heldout = heldout_factor(result, prep)
         for k, (ev, ev_params) in enumerate(prep.bound["evaluate"]):
             wants = inspect.signature(ev.func).parameters
-            extra = {key: value for key, value in (("result", result), ("constraints", constraints)) if key in wants}
+            extra = {key: value for key, value in (("result", result), ("constraints", constraints),
+                                                   ("heldout", heldout)) if key in wants}
             with located(where, "evaluator", ev.name), phase(cell.id, f"evaluating '{ev.name}'"):
                 metrics.update(ev.func(result.G, ds, rng=component_rng(cell.seed, STREAM_EVALUATE, k), **extra,
                                        **ev_params))

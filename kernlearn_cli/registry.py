@@ -28,7 +28,7 @@ from .errors import ConfigError
 from .params import compile_check, describe, did_you_mean, parameter_docs, settings_hints
 
 #: Keyword-only parameters the runner supplies itself; never settable from a config.
-RUNNER_KEYWORDS = {"callback", "rng", "dataset", "result", "reference", "constraints"}
+RUNNER_KEYWORDS = {"callback", "rng", "dataset", "result", "reference", "constraints", "heldout"}
 
 
 @dataclass
@@ -331,7 +331,11 @@ def _builtins(key: str) -> dict[str, str]:
 datasets = Registry("dataset", _builtins("datasets"), shared={
     "subset": ("a mapping {size: N, seed: S} (default: every point)",
                "A stratified random subset of N points, each class in proportion to its size (seed S, default 0; "
-               "docs/data.md).")})
+               "docs/data.md)."),
+    "holdout": ("a mapping {size: N | fraction: F, seed: S, seen: false|true} (default: none held out)",
+                "N stratified points held out of the solver's data (seed S, default the cell's seed) and scored "
+                "afterwards through the learned kernel's inductive map; seen: true keeps them in the solver's "
+                "data, never labeled, scored alike (docs/data.md).")})
 kernels = Registry("kernel", _builtins("kernels"))
 constraints = Registry("constraint generator", _builtins("constraints"), shared={
     "reference": ("a kernel spec such as {name: rbf} (default: the initial kernel)",

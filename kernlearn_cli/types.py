@@ -29,6 +29,9 @@ class Dataset:
     K: np.ndarray | None = None
     classes: list | None = None
     meta: dict[str, Any] = field(default_factory=dict)
+    #: The held-out points of a ``holdout`` setting (:mod:`kernlearn_cli.data.holdout`), their own
+    #: dataset: never seen by the solver with ``seen: false``, scored afterwards; None without one.
+    heldout: "Dataset | None" = field(default=None, repr=False)
 
     @property
     def n(self) -> int:

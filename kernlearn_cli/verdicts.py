@@ -440,6 +440,11 @@ def _read_gain(s: Statement, hits, values, capped, starts, start_caps):
     return verdict, dict(ours=gains[k], ours_text=text)
 
 
+def _side(entry: Entry, other: Entry) -> str:
+    """How one side of a pair is named: its column, or its table where both have one column."""
+    return str(entry.col) if not same_label(entry.col, other.col) else entry.table
+
+
 def _read_same(s: Statement, hits, values, capped, starts, start_caps):
     """``same`` ("no significant difference between A and B"): each entry against its start, the
     differences paired by seed (:func:`paired_outcome`: mean d over the k common seeds, SE = sd / √k);
@@ -456,7 +461,7 @@ def _read_same(s: Statement, hits, values, capped, starts, start_caps):
     z = [(mean - s.paper_value) / se if se > 0 else 0.0 if mean == s.paper_value
          else math.copysign(math.inf, mean - s.paper_value) for _, mean, se in outcomes]
     k = int(np.argmax(np.abs(z)))
-    text = "; ".join(f"{e.row}: {e.col} − {f.col} {mean:+.3g} ± {se:.2g} ({d:+.1f} SE)"
+    text = "; ".join(f"{e.row}: {_side(e, f)} − {_side(f, e)} {mean:+.3g} ± {se:.2g} ({d:+.1f} SE)"
                      for e, f, (_, mean, se), d in zip(s.entries, named, outcomes, z))
     verdict = "lower bound" if any(capped) or any(start_caps) else _combine(parts, s.most)
     return verdict, dict(ours=outcomes[k][1], delta=z[k], ours_text=f"{parts.count('reproduced')} of "

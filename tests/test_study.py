@@ -201,7 +201,7 @@ def _bad(tmp_path, change):
     (lambda s: s["statements"][0].update(read="range"), "takes 2 number(s)"),
     (lambda s: s["statements"][0].update(read="gain"), "a gain needs start"),
     (lambda s: s["statements"][0].update(read="ratio"), "a ratio needs start"),
-    (lambda s: s["statements"][0].update(start={"row": 1, "col": "burg"}), "only a gain or a ratio"),
+    (lambda s: s["statements"][0].update(start={"row": 1, "col": "burg"}), "only a gain, a ratio, a paired difference"),
     (lambda s: s["statements"][0].update(entries=[{"table": "tiny_acc", "row": 1, "col": "burg"}]), "give the entry"),
     (lambda s: s.update(statements=[{"where": "x", "paper": 1, "entries": [{"table": "tiny_acc", "row": [1, 2],
                                                                             "col": "burg"}]}]), "'value' reads one"),
@@ -283,8 +283,8 @@ def test_the_prose_fills_the_study():
     study = load_study(REPO / "configs" / "papers" / "li2009" / "study.yaml")
     assert study.protocol.startswith("**Setting (§6.2).**") and study.summary.startswith("**What we ran.**")
     assert study.tables["li2009_table5"].text.startswith("Kernel PCA (10 dimensions) + 1-NN")
-    assert len(study.statements) == 184
-    baseline, table5 = study.statements[15], study.statements[148:153]
+    assert len(study.statements) == 197
+    baseline, table5 = study.statements[15], study.statements[160:165]
     assert (baseline.where, str(baseline.rule), baseline.paper) == (
         "Table 3, Sonar, Iter., baseline (printed as > 10000)", "at_least", (10000.0,))
     assert baseline.explanation.startswith("The hard sets are hard here")
@@ -569,9 +569,21 @@ def test_every_paper_page_cites_its_paper_and_groups_untested_statements_by_reas
             assert page.count(why) == 1, (study.paper, why[:60])
             if reasons.count(why) > 1:
                 assert f"**{reasons.count(why)} statements.** {why}" in page, study.paper
-    li2009 = (REPO / "docs" / "papers" / "li2009.md").read_text()
-    assert "**12 statements.** not run: the budget pieces of the amendment of 7 December 2026" in li2009
-    assert "- Table 4, Iono, Iter.: α = 16: > 10000; α = 32: > 10000; α = 64: 8322; α = 128: 7123.6; baseline: > 10000" in li2009
+    hu2013 = (REPO / "docs" / "papers" / "hu2013.md").read_text()
+    assert "**28 statements.** MFPC (Li et al. 2009) is not implemented in kernlearn (issue 59)." in hu2013
+    assert "- Table 2, row chessboard: MFPC accuracy (%): 71.09±4.87; MFPC CPU time (sec): 1.22±0.23" in hu2013
+
+
+def test_zhang2012_judges_the_generative_structure_on_held_out_points():
+    """The Introduction's "extends to new samples" is a judged statement (read: same, unseen minus
+    seen held-out accuracy, paired by seed), no longer an untested one."""
+    study = load_study(REPO / "configs" / "papers" / "zhang2012" / "study.yaml")
+    assert len(study.statements) == 6 and len(study.untested) == 6
+    s = study.statements[5]
+    assert (s.read, str(s.rule), s.paper) == ("same", "2sigma", (0.0,)) and s.explanation.startswith("`heldout_unseen`")
+    assert [e.table for e in s.entries] == ["zhang2012_heldout_svm_cv_unseen"] * 8
+    assert [e.table for e in s.starts] == ["zhang2012_heldout_svm_cv_seen"] * 8
+    assert not any("new samples" in where for where, _ in study.untested)
 
 
 def test_untested_section_and_citation_text():

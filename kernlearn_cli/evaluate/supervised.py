@@ -90,7 +90,7 @@ def cross_validated_C(X: np.ndarray, y: np.ndarray, grid, folds: int, seed: int)
 
 
 @evaluators.register("svm_accuracy")
-def svm_accuracy(G: np.ndarray, ds, *, rng, constraints, C: Positive = 1.0, cv: bool = False,
+def svm_accuracy(G: np.ndarray, ds, *, rng, constraints, heldout=None, C: Positive = 1.0, cv: bool = False,
                  cv_folds: Annotated[int, Interval(2, None)] = 5) -> dict:
     """Linear SVM on the rows of G (kernel K = G G^T, as Zhang et al. 2012 feed K = A^T A to a linear
     SVM), trained on the labeled points of the cell's constraints and scored on all the others.
@@ -101,6 +101,11 @@ def svm_accuracy(G: np.ndarray, ds, *, rng, constraints, C: Positive = 1.0, cv: 
     points over :data:`LIBSVM_C_GRID` (:func:`cross_validated_C`): ``svm_accuracy_cv`` is the test
     accuracy at the chosen C and ``svm_cv_C`` that C, beside ``svm_accuracy`` at ``C``. The test
     points are never seen by the choice.
+
+    With held-out points (the dataset's ``holdout``, :mod:`kernlearn_cli.data.holdout`; ``heldout``
+    their factor rows, from the runner), the same classifiers also score them:
+    ``svm_accuracy_heldout`` (at ``C``) and ``svm_accuracy_cv_heldout`` (at the C chosen by CV).
+    The other scores stay on the training part's unlabeled points, with or without ``seen``.
 
     Parameters
     ----------
@@ -113,23 +118,32 @@ def svm_accuracy(G: np.ndarray, ds, *, rng, constraints, C: Positive = 1.0, cv: 
     """
     from sklearn.svm import LinearSVC
 
+    from ..data.holdout import training_count
+
     y = require_labels(ds, "svm_accuracy")
     G = np.asarray(G, dtype=np.float64)
-    n = G.shape[0]
+    n = training_count(ds)                # the held-out rows of a seen holdout are scored apart
     lab, test = labeled_split(constraints, n, ds, "svm_accuracy")
     if len(np.unique(y[lab])) < 2:
         raise ConfigError(f"evaluate svm_accuracy: the {lab.size} labeled point(s) of the constraints cover "
                           f"fewer than two classes, so no classifier can be trained; use constraints "
                           "labeled_subset with a larger count or fraction.")
+    held = None
+    if heldout is not None:
+        held = (np.asarray(heldout, dtype=np.float64), require_labels(ds.heldout, "svm_accuracy"))
     seed = seed_from(rng)
     clf = LinearSVC(C=C, dual="auto", max_iter=10000, random_state=seed)
     clf.fit(G[lab], y[lab])
     out = {"svm_accuracy": float(clf.score(G[test], y[test]))}
+    if held is not None:
+        out["svm_accuracy_heldout"] = float(clf.score(*held))
     if cv:
         C_cv, _ = cross_validated_C(G[lab], y[lab], LIBSVM_C_GRID, cv_folds, seed)
         if C_cv != C:                        # the same C and seed would fit the same classifier again
             clf = LinearSVC(C=C_cv, dual="auto", max_iter=10000, random_state=seed).fit(G[lab], y[lab])
         out.update(svm_accuracy_cv=float(clf.score(G[test], y[test])), svm_cv_C=C_cv)
+        if held is not None:
+            out["svm_accuracy_cv_heldout"] = float(clf.score(*held))
     return out
 
 
