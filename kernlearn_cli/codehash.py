@@ -4,7 +4,7 @@ A cell's record keeps, under ``provenance.code`` (:func:`code_of`):
 
 - ``components``: per component of the cell (``"dataset wine"``, ``"kernel rbf"``, ``"constraints
   labeled_subset"``, ``"solver burg"``, ``"evaluate svm_accuracy"``, and the settings every component
-  of a kind takes: ``"subset"``, ``"reference rbf"``), the sha256 over the sources of the module that
+  of a kind takes: ``"subset"``, ``"holdout"``, ``"reference rbf"``), the sha256 over the sources of the module that
   defines it and of every ``kernlearn_cli`` module it imports — at the top or inside a function,
   transitively (:func:`closure`), so the numba kernels a solver calls are in it — less
   :data:`NOT_NUMERIC`, the modules that route, validate or report and never change a number;
@@ -120,6 +120,7 @@ def code_of(bound: dict) -> dict:
 
 def _functions(bound: dict):
     """(label, the function that computes it) of each component of a bound cell."""
+    from .data.holdout import split_holdout
     from .data.subset import stratified_subset
 
     for role in ("dataset", "kernel", "reference", "constraints", "solver"):
@@ -128,6 +129,8 @@ def _functions(bound: dict):
             yield f"{role} {entry.name}", entry.func
     if "subset" in bound:
         yield "subset", stratified_subset
+    if "holdout" in bound:
+        yield "holdout", split_holdout
     for entry, _ in bound.get("evaluate", []):
         yield f"evaluate {entry.name}", entry.func
 

@@ -292,13 +292,13 @@ def check_heldout_map(bound: dict, where: str) -> None:
 def heldout_factor(result, prep: "Prepared") -> np.ndarray | None:
     """The learned factor's rows of the held-out points, or None without any: rows of the solver's
     own factor with ``seen: true`` (the last ones), the inductive map of the result otherwise
-    (:func:`~kernlearn_cli.embed.result_rows`)."""
+    (:func:`~kernlearn_cli.inductive.result_rows`)."""
     ds = prep.dataset
     if ds.heldout is None:
         return None
     if ds.meta["holdout"]["seen"]:
         return np.asarray(result.G)[ds.n - ds.heldout.n:]
-    from .embed import result_rows
+    from .inductive import result_rows
 
     return result_rows(result, ds.heldout.X, G0=prep.G0, dataset=ds, kernel=prep.bound.get("kernel"))
 
