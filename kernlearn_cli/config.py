@@ -363,6 +363,10 @@ def grid_values(key: str, values: Any, where: str) -> list:
     if key.split(".")[0] not in TOP_KEYS - {"grid"}:
         raise ConfigError(f"{where}: grid key '{key}' does not start with a config key "
                           f"({', '.join(sorted(TOP_KEYS - {'grid'}))}).")
+    if key.split(".")[0] == "evaluate":
+        raise ConfigError(f"{where}: grid key '{key}': the evaluators are not a grid axis (every cell runs each "
+                          f"of them on its learned kernel, and its table shows their metrics side by side); list "
+                          f"each evaluator once under evaluate:, or run two configs.")
     return values
 
 
@@ -449,6 +453,16 @@ def bind_cell(cell: Cell, where: str) -> dict:
         bound["kernel"] = REGISTRIES["kernels"].bind(cfg["kernel"], f"{where}: kernel")
     bound["evaluate"] = [REGISTRIES["evaluators"].bind(spec, f"{where}: evaluate[{k}]")
                          for k, spec in enumerate(cfg.get("evaluate", []))]
+    first: dict[str, int] = {}
+    for k, (entry, params) in enumerate(bound["evaluate"]):
+        if entry.name in first:
+            j = first[entry.name]
+            raise ConfigError(f"{where}: evaluate[{j}] and evaluate[{k}] are both '{entry.name}' "
+                              f"({bound['evaluate'][j][1] or 'its defaults'} and {params or 'its defaults'}): one "
+                              f"evaluator's metrics have one set of names, so the second would overwrite the first. "
+                              f"Keep one entry, and run the other setting as a config (or a study experiment) of its "
+                              f"own.")
+        first[entry.name] = k
     return bound
 
 

@@ -498,8 +498,12 @@ def _run_cell(cell: Cell, out_dir: Path, *, where: str, force: bool, progress: C
             extra = {key: value for key, value in (("result", result), ("constraints", constraints),
                                                    ("heldout", heldout)) if key in wants}
             with located(where, "evaluator", ev.name), phase(cell.id, f"evaluating '{ev.name}'"):
-                metrics.update(ev.func(result.G, ds, rng=component_rng(cell.seed, STREAM_EVALUATE, k), **extra,
-                                       **ev_params))
+                found = ev.func(result.G, ds, rng=component_rng(cell.seed, STREAM_EVALUATE, k), **extra, **ev_params)
+            if clash := sorted(set(found) & set(metrics)):
+                raise ConfigError(f"evaluate[{k}] '{ev.name}' returns metric(s) {', '.join(clash)}, which an "
+                                  f"earlier evaluator of the cell returned too; the second value would overwrite the "
+                                  f"first. Keep one of the two evaluators in this config.")
+            metrics.update(found)
 
         links = share_initial_factor(result, prep.G0, Path(out_dir))
         if isinstance(result.path, SpilledPath) and len(result.path):     # keep_path: streamed, disk to disk
