@@ -91,21 +91,10 @@ def canonical(record: dict) -> str:
 
 def differences(archived: dict, rerun: dict) -> list[tuple[str, object, object]]:
     """The (dotted key, archived value, rerun value) where two records' compared parts differ in any bit."""
-    out = []
+    from ..archive import leaves
+
     a, b = json.loads(canonical(archived)), json.loads(canonical(rerun))
-
-    def walk(x, y, key):
-        if isinstance(x, dict) and isinstance(y, dict):
-            for k in sorted(set(x) | set(y), key=str):
-                walk(x.get(k), y.get(k), f"{key}.{k}" if key else str(k))
-        elif isinstance(x, list) and isinstance(y, list) and len(x) == len(y):
-            for i, (u, v) in enumerate(zip(x, y)):
-                walk(u, v, f"{key}[{i}]")
-        elif json.dumps(x) != json.dumps(y):
-            out.append((key, x, y))
-
-    walk(a, b, "")
-    return out
+    return [(key, x, y) for key, x, y in leaves(a, b) if json.dumps(x) != json.dumps(y)]
 
 
 def machine_change(record: dict) -> str | None:
