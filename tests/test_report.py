@@ -98,6 +98,26 @@ def test_tidy_over_two_roots_with_overlapping_cells_keeps_each_rows_own_record(q
             (prov["started"], prov["wall_seconds"], prov["host"]), (record["cell"], metric)
 
 
+def test_report_time_sums_are_the_sums_of_the_records(quick, tmp_path):
+    """The provenance section's solver and cell time sums against the records' own fields, each given a
+    distinct value (so that a sum read from the wrong field, e.g. the cell's CPU time summed from its
+    wall seconds, cannot agree by chance)."""
+    from kernlearn_cli.report.html import report_html
+
+    def timed(k, record):
+        record.update(seconds=0.5 + k, cpu_seconds=0.25 + 2 * k)
+        record["provenance"].update(wall_seconds=10.0 + 3 * k, cpu_seconds=7.0 + 5 * k)
+
+    root = edited_copy(quick, tmp_path / "timed", timed)
+    records = [json.loads(p.read_text()) for p in sorted(root.glob("*/record.json"))]
+    solver_wall, solver_cpu = (sum(r[key] for r in records) for key in ("seconds", "cpu_seconds"))
+    cell_wall, cell_cpu = (sum(r["provenance"][key] for r in records) for key in ("wall_seconds", "cpu_seconds"))
+    assert len({solver_wall, solver_cpu, cell_wall, cell_cpu}) == 4
+    page = report_html([root])
+    assert f"<td>solver time (sum)</td><td>{solver_wall:.3f} s wall, {solver_cpu:.3f} s CPU</td>" in page
+    assert f"<td>cell time (sum)</td><td>{cell_wall:.3f} s wall, {cell_cpu:.3f} s CPU</td>" in page
+
+
 def test_tidy_csv_and_parquet_read_back_equal(quick, tmp_path, inproc):
     code, out, err = inproc("collect", quick, "--tidy", tmp_path / "tidy.csv")
     assert code == 0, err
