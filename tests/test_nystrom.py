@@ -8,7 +8,7 @@ from kernlearn_cli.data.synthetic import two_gaussians
 from kernlearn_cli.errors import ConfigError, DataError
 from kernlearn_cli.solvers.nystrom import (closed_form, congruence, gaussian_block, gaussian_width, gradient_mapping,
                                            ideal_block, nystrom, nystrom_prior, prior_objective,
-                                           prior_value_and_gradient, project_psd)
+                                           prior_value_and_gradient, project_psd, strong_convexity)
 from kernlearn_cli.types import Constraints, Dataset
 
 from kernlearn_cli.constraints.labeled import labeled_subset
@@ -75,6 +75,33 @@ def test_prior_gradient_is_the_derivative_of_the_objective(masked):
             E = random_symmetric(rng, m)
             fd = directional_derivative(lambda X: prior_objective(X, S0, El, Kl, T, lam), S, E)
             assert np.sum(g * E) == pytest.approx(fd, rel=1e-7, abs=1e-9 * abs(J)), lam
+
+
+@pytest.mark.parametrize("masked", [False, True])
+def test_strong_convexity_is_the_smallest_curvature_of_the_objective(masked):
+    """μ, which turns the certificate's subgradient norm into the bound ‖ξ‖² / 2μ on J - J*, against
+    the Hessian of J from second differences of :func:`prior_objective` (exact: J is quadratic):
+    equal to its smallest eigenvalue when every labeled pair is given (T = 1), at most it otherwise.
+    A μ too small only loosens the bound (λ halved in it leaves runs unconverged at small λ); too
+    large, it certifies what is not."""
+    rng = np.random.default_rng(8 + masked)
+    S0, El, Kl, T = small_problem(seed=7, masked=masked)
+    m = S0.shape[0]
+    S = random_symmetric(rng, m)
+    for lam in 10.0 ** rng.uniform(-3, 2, size=4):
+        J = lambda X: prior_objective(X, S0, El, Kl, T, lam)          # noqa: E731
+        unit = np.eye(m * m).reshape(m * m, m, m)
+        one = np.array([J(S + u) for u in unit])
+        H = np.empty((m * m, m * m))
+        for k in range(m * m):
+            for q in range(k, m * m):
+                H[k, q] = H[q, k] = J(S + unit[k] + unit[q]) - one[k] - one[q] + J(S)
+        smallest = np.linalg.eigvalsh((H + H.T) / 2)[0]
+        mu = strong_convexity(El, T, lam)
+        if masked:
+            assert mu <= smallest * (1 + 1e-9), lam
+        else:
+            assert mu == pytest.approx(smallest, rel=1e-8), lam
 
 
 @pytest.mark.parametrize("lam", [1e-3, 0.3, 20.0])
