@@ -55,7 +55,8 @@ MUTANTS = [
     Mutant("quotas", "subset quotas rounded instead of floored + largest remainder ([5, 5, 5], size 8: 11 rows)",
            "kernlearn_cli/data/subset.py", "    m = np.floor(exact).astype(int)\n",
            "    m = np.round(exact).astype(int)\n",
-           ("tests/test_subset.py::test_quotas_over_many_counts_and_sizes_sum_to_the_size_each_within_one_of_its_share",)),
+           ("tests/test_subset.py::"
+            "test_quotas_over_many_counts_and_sizes_sum_to_the_size_each_within_one_of_its_share",)),
     Mutant("gyrb_inputs", "the gyrb loader records (hashes) only its kernel file, not its labels file",
            "kernlearn_cli/data/user.py", '"inputs": input_files(*found.values())})',
            '"inputs": input_files(found["kernel"])})',

@@ -79,7 +79,7 @@ def test_pivots_follow_the_residual_diagonal_on_a_permuted_matrix(kind):
     perm = rng.permutation(40)
     Kp = K[np.ix_(perm, perm)]
     for M in (K, Kp):
-        _, P, _ = pivoted_cholesky(lambda p: M[:, p], np.diag(M), rank=6)
+        _, P, _ = pivoted_cholesky(lambda p, M=M: M[:, p], np.diag(M), rank=6)
         reference, gaps = greedy_pivots(M, 6)
         # no near tie after the first step (a Gaussian kernel's first step is an exact tie of ones,
         # broken by the lowest index in both): the sequence is well defined

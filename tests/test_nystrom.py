@@ -73,7 +73,7 @@ def test_prior_gradient_is_the_derivative_of_the_objective(masked):
         assert J == pytest.approx(prior_objective(S, S0, El, Kl, T, lam), rel=1e-12)
         for _ in range(3):
             E = random_symmetric(rng, m)
-            fd = directional_derivative(lambda X: prior_objective(X, S0, El, Kl, T, lam), S, E)
+            fd = directional_derivative(lambda X, lam=lam: prior_objective(X, S0, El, Kl, T, lam), S, E)
             assert np.sum(g * E) == pytest.approx(fd, rel=1e-7, abs=1e-9 * abs(J)), lam
 
 
@@ -89,7 +89,7 @@ def test_strong_convexity_is_the_smallest_curvature_of_the_objective(masked):
     m = S0.shape[0]
     S = random_symmetric(rng, m)
     for lam in 10.0 ** rng.uniform(-3, 2, size=4):
-        J = lambda X: prior_objective(X, S0, El, Kl, T, lam)          # noqa: E731
+        J = lambda X, lam=lam: prior_objective(X, S0, El, Kl, T, lam)          # noqa: E731
         unit = np.eye(m * m).reshape(m * m, m, m)
         one = np.array([J(S + u) for u in unit])
         H = np.empty((m * m, m * m))
