@@ -81,9 +81,11 @@ def test_one_cell_one_id_however_a_float_is_written(tmp_path):
     (lambda c: c.update(grid={"constraints.count": "lots"}), "expected a list or 'range(...)'"),
     (lambda c: c.update(seed=-1), "'seed' must be an integer from 0 to 2**63 - 1"),
     (lambda c: c.update(evaluate=[{"name": "knn_accuracy", "k": 1}, {"name": "knn_accuracy", "k": 15}]),
-     "evaluate[0] and evaluate[1] are both 'knn_accuracy' ({'k': 1} and {'k': 15}): one evaluator's metrics"),
+     "evaluate[0] and evaluate[1] are both 'knn_accuracy' ({'k': 1} and {'k': 15}): one evaluator's metrics "
+     "have one set of names, so the second would overwrite the first. Keep one entry and make the setting a grid "
+     "axis (e.g. grid: {evaluate.0.k: [...]})"),
     (lambda c: c.update(grid={"evaluate": [[{"name": "knn_accuracy"}], [{"name": "alignment"}]]}),
-     "grid key 'evaluate': the evaluators are not a grid axis"),
+     "grid key 'evaluate': the list of evaluators is not a grid axis"),
 ])
 def test_invalid_configs_name_the_problem(tmp_path, mutate, message):
     cfg = yaml.safe_load(yaml.safe_dump(BASE))
