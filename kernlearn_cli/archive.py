@@ -68,35 +68,35 @@ def essence(record: dict) -> str:
     return line_of(_essential(record), sort_keys=True)
 
 
+def leaves(x, y, key: str = ""):
+    """The aligned leaves of two JSON-like values, as (dotted key, x's, y's): two mappings by the union
+    of their keys (a missing one None), two lists of one length item by item, anything else as one leaf."""
+    if isinstance(x, dict) and isinstance(y, dict):
+        for k in sorted(set(x) | set(y), key=str):
+            yield from leaves(x.get(k), y.get(k), f"{key}.{k}" if key else str(k))
+    elif isinstance(x, list) and isinstance(y, list) and len(x) == len(y):
+        for i, (u, v) in enumerate(zip(x, y)):
+            yield from leaves(u, v, f"{key}[{i}]")
+    else:
+        yield key, x, y
+
+
+def _same(x, y) -> bool:
+    """One leaf of :func:`differing`: integers, strings and structure exactly, floats to :data:`RTOL`."""
+    if isinstance(x, bool) or isinstance(y, bool) or not isinstance(x, (int, float)) or not isinstance(y, (int, float)):
+        return x == y
+    if isinstance(x, int) and isinstance(y, int):
+        return x == y
+    if x == y or (math.isnan(x) and math.isnan(y)):          # equal infinities too
+        return True
+    return not (math.isinf(x) or math.isinf(y)) and abs(x - y) <= RTOL * max(abs(x), abs(y), 1e-3)
+
+
 def differing(a: dict, b: dict) -> list[str]:
     """The keys (dotted) where two records of one cell differ beyond rounding: integers, strings
     and structure exactly, floats beyond :data:`RTOL` relative (of the larger; ``1e-3 * RTOL``
     absolute near zero; equal infinities and two NaNs agree), provenance and timings not at all."""
-    out: list[str] = []
-
-    def walk(x, y, key):
-        if isinstance(x, bool) or isinstance(y, bool) or not isinstance(x, (int, float)) \
-                or not isinstance(y, (int, float)):
-            if isinstance(x, dict) and isinstance(y, dict):
-                for k in sorted(set(x) | set(y), key=str):
-                    walk(x.get(k), y.get(k), f"{key}.{k}" if key else str(k))
-            elif isinstance(x, list) and isinstance(y, list) and len(x) == len(y):
-                for i, (u, v) in enumerate(zip(x, y)):
-                    walk(u, v, f"{key}[{i}]")
-            elif x != y:
-                out.append(key)
-            return
-        if isinstance(x, int) and isinstance(y, int):
-            if x != y:
-                out.append(key)
-            return
-        if x == y or (math.isnan(x) and math.isnan(y)):          # equal infinities too
-            return
-        if math.isinf(x) or math.isinf(y) or not abs(x - y) <= RTOL * max(abs(x), abs(y), 1e-3):
-            out.append(key)
-
-    walk(_essential(a), _essential(b), "")
-    return out
+    return [key for key, x, y in leaves(_essential(a), _essential(b)) if not _same(x, y)]
 
 
 def current_id(record: dict) -> str:

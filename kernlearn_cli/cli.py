@@ -211,6 +211,10 @@ def reproduce(paper: str = typer.Argument(..., help="A paper (kulis2006, tsuda20
                                                                         "a rerun resumes."),
               rerun: List[str] = typer.Option([], "--rerun", help="Recompute this experiment's every cell, "
                                                                   "replacing its archive (repeatable)."),
+              verify: Optional[int] = typer.Option(None, "--verify", min=1,
+                                                   help="Only rerun N archived cells (one per experiment at a "
+                                                        "time, cheapest first) into a scratch folder and say how "
+                                                        "many give their records' bits."),
               merge: List[Path] = typer.Option([], "--merge", help="Merge the cells of an archive file, or of a "
                                                                    "results root (records/ or <paper>/ folders), "
                                                                    "by cell id (repeatable)."),
@@ -251,6 +255,15 @@ def reproduce(paper: str = typer.Argument(..., help="A paper (kulis2006, tsuda20
         for study in studies:
             check_study(study, quick)
             typer.echo(plan_text(study, plan_rows(study, Layout.of(results, quick), quick, jobs), jobs))
+        return
+    if verify is not None:
+        from .reproduce.verify import verify_study
+
+        outcomes = [o for study in studies for o in verify_study(study.paper, verify, results=results, echo=_echo_err)]
+        wrong = [o for o in outcomes if o.status in ("differs", "failed")]
+        if wrong:
+            raise KernlearnError(f"--verify: {len(wrong)} of {len(outcomes)} rerun cell(s) differ from their records "
+                                 f"beyond rounding or failed (listed above with the keys that differ).")
         return
     if check:
         for study in studies:

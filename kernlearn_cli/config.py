@@ -363,6 +363,10 @@ def grid_values(key: str, values: Any, where: str) -> list:
     if key.split(".")[0] not in TOP_KEYS - {"grid"}:
         raise ConfigError(f"{where}: grid key '{key}' does not start with a config key "
                           f"({', '.join(sorted(TOP_KEYS - {'grid'}))}).")
+    if key == "evaluate":
+        raise ConfigError(f"{where}: grid key 'evaluate': the list of evaluators is not a grid axis (every cell "
+                          f"runs each of them, and its table shows their metrics side by side); a setting of one "
+                          f"is (e.g. grid: {{evaluate.0.k: [1, 15]}}).")
     return values
 
 
@@ -449,6 +453,17 @@ def bind_cell(cell: Cell, where: str) -> dict:
         bound["kernel"] = REGISTRIES["kernels"].bind(cfg["kernel"], f"{where}: kernel")
     bound["evaluate"] = [REGISTRIES["evaluators"].bind(spec, f"{where}: evaluate[{k}]")
                          for k, spec in enumerate(cfg.get("evaluate", []))]
+    first: dict[str, int] = {}
+    for k, (entry, params) in enumerate(bound["evaluate"]):
+        if entry.name in first:
+            j = first[entry.name]
+            setting = next(iter({**bound["evaluate"][j][1], **params}), "SETTING")
+            raise ConfigError(f"{where}: evaluate[{j}] and evaluate[{k}] are both '{entry.name}' "
+                              f"({bound['evaluate'][j][1] or 'its defaults'} and {params or 'its defaults'}): one "
+                              f"evaluator's metrics have one set of names, so the second would overwrite the first. "
+                              f"Keep one entry and make the setting a grid axis (e.g. grid: {{evaluate.{j}.{setting}: "
+                              f"[...]}}): each cell then has its value.")
+        first[entry.name] = k
     return bound
 
 

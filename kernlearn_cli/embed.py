@@ -27,12 +27,11 @@ import yaml
 
 from .data.user import existing_file, read_matrix
 from .errors import DataError
+from .inductive import transform_through_initial
 from .io import FACTORS, atomic_path, read_factors
 from .registry import inductive_text
 from .solvers.nystrom import factor_rows, psd_sqrt
 
-#: G = G0 L must hold to this relative residual for a file to embed through G0.
-RANGE_RTOL = 1e-8
 
 
 def _new_points(new_data: Path) -> np.ndarray:
@@ -42,22 +41,6 @@ def _new_points(new_data: Path) -> np.ndarray:
     if not np.all(np.isfinite(X)):
         raise DataError(f"embed: {new_data} holds NaN or infinite values.")
     return np.ascontiguousarray(X, dtype=np.float64)
-
-
-def transform_through_initial(G0: np.ndarray, G: np.ndarray, g0_new: np.ndarray) -> np.ndarray:
-    """Rows g0_new L of new points, with L = G0⁺ G the r × r map of the learned factor G = G0 L.
-
-    Raises
-    ------
-    DataError
-        G is not in the range of G0 (to :data:`RANGE_RTOL`): the solver left the range of K0.
-    """
-    L = np.linalg.lstsq(G0, G, rcond=None)[0]
-    residual = np.linalg.norm(G0 @ L - G) / max(np.linalg.norm(G), np.finfo(float).tiny)
-    if residual > RANGE_RTOL:
-        raise DataError(f"embed: the learned factor is not G0 L (relative residual {residual:.2g}): the kernel "
-                        f"left the range of K0, and new points have no row through G0.")
-    return g0_new @ L
 
 
 def initial_rows(config: dict, X_new: np.ndarray, G0: np.ndarray, where: str) -> np.ndarray:
@@ -80,33 +63,6 @@ def initial_rows(config: dict, X_new: np.ndarray, G0: np.ndarray, where: str) ->
         raise DataError(f"embed: {where}: dataset '{ds.name}' has {ds.X.shape[0]} points now, the run had "
                         f"{G0.shape[0]}: its data changed since.")
     return OUT_OF_SAMPLE[kernel](ds, X_new, G0, **bound["kernel"][1])
-
-
-def result_rows(result, X_new: np.ndarray, *, G0: np.ndarray | None, dataset, kernel) -> np.ndarray:
-    """A solver result's factor rows of new points ``X_new`` (n_new × d), in memory: what ``embed``
-    computes from the cell's factors file, used for a ``holdout`` (:mod:`kernlearn_cli.data.holdout`).
-
-    A Nyström-type result (arrays ``landmarks``, ``S``, ``kernel_width``) gives E_x S^{1/2}
-    (Zhang et al. 2012, Bilateral Extrapolation: K_xy = E_x S E_yᵀ for any pair of samples); any
-    other gives g0(x) L through the initial factor ``G0`` of ``dataset`` (the training points) and
-    ``kernel`` ((entry, settings)) by :func:`transform_through_initial`.
-
-    Raises
-    ------
-    DataError
-        A result with neither (a transductive solver), or a kernel without an out-of-sample map.
-    """
-    from .kernels import OUT_OF_SAMPLE
-
-    X_new = np.ascontiguousarray(X_new, dtype=np.float64)
-    arrays = result.arrays
-    if all(key in arrays for key in ("landmarks", "S", "kernel_width")):
-        return factor_rows(X_new, arrays["landmarks"], float(arrays["kernel_width"]), psd_sqrt(arrays["S"]))
-    if G0 is None or kernel is None or kernel[0].name not in OUT_OF_SAMPLE:
-        raise DataError(f"the learned kernel has no map to new points: its result holds neither landmarks nor "
-                        f"an initial factor with an out-of-sample map. Inductive solvers: {inductive_text()}.")
-    return transform_through_initial(G0, np.asarray(result.G), OUT_OF_SAMPLE[kernel[0].name](
-        dataset, X_new, G0, **kernel[1]))
 
 
 def embed_rows(factors: Path, X_new: np.ndarray) -> np.ndarray:

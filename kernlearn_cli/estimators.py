@@ -44,7 +44,7 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
 from sklearn.utils.validation import check_is_fitted, check_random_state, validate_data
 
-from .embed import transform_through_initial
+from .inductive import transform_through_initial
 from .errors import KernlearnError
 from .registry import constraints as constraint_generators
 from .registry import kernels as initial_kernels

@@ -17,6 +17,7 @@ import numpy as np
 from threadpoolctl import threadpool_limits
 
 from . import __version__
+from .codehash import changed_code, code_of
 from .config import Cell, bind_cell, check_cell
 from .errors import ConfigError, InfeasibleError
 from .io import (PATH_FILE, RECORD, SHARED, cell_state, changed_inputs, factors_image, read_record, shared_name, write_cell,
@@ -291,13 +292,13 @@ def check_heldout_map(bound: dict, where: str) -> None:
 def heldout_factor(result, prep: "Prepared") -> np.ndarray | None:
     """The learned factor's rows of the held-out points, or None without any: rows of the solver's
     own factor with ``seen: true`` (the last ones), the inductive map of the result otherwise
-    (:func:`~kernlearn_cli.embed.result_rows`)."""
+    (:func:`~kernlearn_cli.inductive.result_rows`)."""
     ds = prep.dataset
     if ds.heldout is None:
         return None
     if ds.meta["holdout"]["seen"]:
         return np.asarray(result.G)[ds.n - ds.heldout.n:]
-    from .embed import result_rows
+    from .inductive import result_rows
 
     return result_rows(result, ds.heldout.X, G0=prep.G0, dataset=ds, kernel=prep.bound.get("kernel"))
 
@@ -471,7 +472,7 @@ def _run_cell(cell: Cell, out_dir: Path, *, where: str, force: bool, progress: C
     which changes no number.
     """
     cell_dir = Path(out_dir) / cell.id
-    if not force and is_current(cell_dir):
+    if not force and is_current(cell_dir, cell):
         return None
     started, wall0, cpu0 = time.time(), time.perf_counter(), time.process_time()
     with PeakMemory() as mem:                      # this cell's peak, not the process's past
@@ -497,8 +498,12 @@ def _run_cell(cell: Cell, out_dir: Path, *, where: str, force: bool, progress: C
             extra = {key: value for key, value in (("result", result), ("constraints", constraints),
                                                    ("heldout", heldout)) if key in wants}
             with located(where, "evaluator", ev.name), phase(cell.id, f"evaluating '{ev.name}'"):
-                metrics.update(ev.func(result.G, ds, rng=component_rng(cell.seed, STREAM_EVALUATE, k), **extra,
-                                       **ev_params))
+                found = ev.func(result.G, ds, rng=component_rng(cell.seed, STREAM_EVALUATE, k), **extra, **ev_params)
+            if clash := sorted(set(found) & set(metrics)):
+                raise ConfigError(f"evaluate[{k}] '{ev.name}' returns metric(s) {', '.join(clash)}, which an "
+                                  f"earlier evaluator of the cell returned too; the second value would overwrite the "
+                                  f"first. Keep one of the two evaluators in this config.")
+            metrics.update(found)
 
         links = share_initial_factor(result, prep.G0, Path(out_dir))
         if isinstance(result.path, SpilledPath) and len(result.path):     # keep_path: streamed, disk to disk
@@ -518,7 +523,7 @@ def _run_cell(cell: Cell, out_dir: Path, *, where: str, force: bool, progress: C
         **({"kernel_info": prep.kernel_info} if prep.kernel_info else {}),
         **({"inputs": inputs} if (inputs := {**ds.meta.get("inputs", {}), **constraints.files}) else {}),
         "kernlearn_version": __version__,
-        "provenance": {**code_provenance(), "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(started)),
+        "provenance": {**code_provenance(), "code": code_of(prep.bound), "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(started)),
                        "wall_seconds": time.perf_counter() - wall0, "cpu_seconds": time.process_time() - cpu0,
                        "workers": workers, "blas_threads": blas_threads(), **environment_provenance()},
     }
@@ -526,10 +531,14 @@ def _run_cell(cell: Cell, out_dir: Path, *, where: str, force: bool, progress: C
     return record
 
 
-def is_current(cell_dir: Path) -> bool:
-    """Whether a cell is finished (:func:`~kernlearn_cli.io.cell_state`) from the input files on disk
-    now: a record whose ``inputs`` (path -> sha256) no longer match is not, and its cell runs again."""
-    return cell_state(cell_dir)[0] == "finished" and not changed_inputs(read_record(Path(cell_dir) / RECORD))
+def is_current(cell_dir: Path, cell: Cell) -> bool:
+    """Whether ``cell`` is finished (:func:`~kernlearn_cli.io.cell_state`) from the input files on disk
+    and by the code that runs now: a record whose ``inputs`` (path -> sha256) no longer match, or whose
+    components' code differs (:func:`~kernlearn_cli.codehash.changed_code`), is not, and its cell runs again."""
+    if cell_state(cell_dir)[0] != "finished":
+        return False
+    record = read_record(Path(cell_dir) / RECORD)
+    return not changed_inputs(record) and not changed_code(record, bind_cell(cell, "config"))
 
 
 def share_initial_factor(result, G0: np.ndarray | None, out_dir: Path) -> dict:

@@ -16,7 +16,8 @@ from multiprocessing import active_children, get_all_start_methods, get_context
 from pathlib import Path
 from typing import Callable, Collection, Iterable, Iterator, Sequence
 
-from .config import Cell
+from .codehash import changed_code
+from .config import Cell, bind_cell
 from .errors import ConfigError, InfeasibleError, KernlearnError, SolverError
 from .io import RECORD, cell_state, changed_inputs, describe_changes, read_record, write_failure
 from .resources import warn_if_peak_unknown
@@ -232,25 +233,42 @@ def run_config(config: Path, out: Path | None, overrides: Sequence[str], seed: i
     return out, failed
 
 
-def stale_cells(cell_ids: Iterable[str], out: Path) -> dict[str, list]:
-    """Finished cells among ``cell_ids`` whose input files differ now from those their records name
-    (:func:`~kernlearn_cli.io.changed_inputs`): cell id -> the changed files."""
-    stale = {}
-    for cell_id in cell_ids:
-        if cell_state(Path(out) / cell_id)[0] == "finished":
-            changed = changed_inputs(read_record(Path(out) / cell_id / RECORD))
-            if changed:
-                stale[cell_id] = changed
-    return stale
+def stale_cells(cells: Iterable[Cell], out: Path) -> tuple[dict[str, list], dict[str, list[str]]]:
+    """Finished cells among ``cells`` that run again: (cell id -> the input files that differ now from
+    those its record names, :func:`~kernlearn_cli.io.changed_inputs`; cell id -> the components whose
+    code differs from the code now, :func:`~kernlearn_cli.codehash.changed_code`)."""
+    inputs, code = {}, {}
+    for cell in cells:
+        if cell_state(Path(out) / cell.id)[0] == "finished":
+            record = read_record(Path(out) / cell.id / RECORD)
+            if changed := changed_inputs(record):
+                inputs[cell.id] = changed
+            if changed := changed_code(record, bind_cell(cell, "config")):
+                code[cell.id] = changed
+    return inputs, code
+
+
+def describe_code_changes(code: dict[str, list[str]]) -> str:
+    """``cell -> changed_code(...)`` as one sentence per changed component, with how many cells it computed."""
+    by_change: dict[str, list[str]] = {}
+    for cell_id, changes in code.items():
+        for change in changes:
+            by_change.setdefault(change, []).append(cell_id)
+    return " ".join(f"{len(cells)} finished cell(s) were computed by other code than runs now: {change} "
+                    f"(e.g. {cells[0]})." for change, cells in by_change.items())
 
 
 def warn_stale(cells: Sequence[Cell], out: Path, force: bool) -> None:
-    """Say, before any work, which finished cells run again because a file they read has changed."""
-    stale = {} if force else stale_cells((c.id for c in cells), out)
-    if stale:
-        warnings.warn(f"{describe_changes(stale)} Those {len(stale)} cell(s) are computed again from the files as "
+    """Say, before any work, which finished cells run again because a file they read, or the code of a
+    component they ran, has changed."""
+    inputs, code = ({}, {}) if force else stale_cells(cells, out)
+    if inputs:
+        warnings.warn(f"{describe_changes(inputs)} Those {len(inputs)} cell(s) are computed again from the files as "
                       f"they are now (their earlier results are replaced when the new ones are complete).",
                       stacklevel=2)
+    if code:
+        warnings.warn(f"{describe_code_changes(code)} Those {len(code)} cell(s) are computed again by the code as it "
+                      f"is now (their earlier results are replaced when the new ones are complete).", stacklevel=2)
 
 
 def failed_error(failed: list[str]) -> KernlearnError:

@@ -50,6 +50,43 @@ def home(tmp_path, monkeypatch):
 
 
 @pytest.fixture
+def files_read(monkeypatch):
+    """``files_read(call, under)``: the files below ``under`` that ``call()`` opened for reading (absolute
+    paths), and its result, from the open() every Python-level reader goes through (``np.load``,
+    ``Path.read_text``, pandas' ``read_csv``).  The sha256 that :func:`kernlearn_cli.io.input_files`
+    takes of the files it is given is not counted (it would make every recorded file a read one)."""
+    import io
+
+    from kernlearn_cli import io as kio
+
+    opened, on = [], [True]
+    real_open, real_sha256 = builtins.open, kio.sha256_file
+
+    def tracking_open(file, mode="r", *args, **kwargs):
+        if on[0] and not isinstance(file, int) and not set(str(mode)) & set("wax+"):
+            opened.append(str(Path(os.fsdecode(file)).absolute()))
+        return real_open(file, mode, *args, **kwargs)
+
+    def untracked_sha256(path):
+        on[0] = False
+        try:
+            return real_sha256(path)
+        finally:
+            on[0] = True
+
+    monkeypatch.setattr(builtins, "open", tracking_open)
+    monkeypatch.setattr(io, "open", tracking_open)
+    monkeypatch.setattr(kio, "sha256_file", untracked_sha256)
+
+    def read(call, under: Path):
+        opened.clear()
+        result = call()
+        return {p for p in opened if Path(p).is_relative_to(under)}, result
+
+    return read
+
+
+@pytest.fixture
 def inproc(capfd, monkeypatch):
     """Run ``kernlearn ARGS`` in this process: (exit status, stdout, stderr)."""
     from kernlearn_cli.cli import main

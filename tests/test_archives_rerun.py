@@ -1,23 +1,22 @@
 """Archived cells rerun give their records' bits (issue 54 item 5).
 
 For every paper of ``configs/papers/*/study.yaml``, its two cheapest archived cells (the cheapest of its
-two cheapest experiments, :func:`verify_archives.cheapest_of_paper`) are rerun here, after the cells of
+two cheapest experiments, :func:`kernlearn_cli.reproduce.verify.cheapest_of_paper`) are rerun here, after the cells of
 the papers before it, and once more each alone in a fresh process (``benchmarks/verify_archives.py``):
 
 - the two reruns give the same bits (a cell's record does not depend on the process that computes it:
   what ran before it, which libraries were loaded yet -- the cause of zhang2012's spambase mismatch);
 - each rerun is the archived result to the archives' rounding rule (:func:`kernlearn_cli.archive.differing`);
 - and to the bit wherever the record was made on this kind of machine
-  (:func:`verify_archives.machine_change`: the same library versions, BLAS CPU kernels and numpy SIMD
+  (:func:`kernlearn_cli.reproduce.verify.machine_change`: the same library versions, BLAS CPU kernels and numpy SIMD
   targets).  Records made on another kind of machine (today every archived record: they name OpenBLAS's
   Haswell kernels, this machine runs SkylakeX's, or they are too old to name any) are listed, not
   failed: their last bits are the other CPU's.
 
 Compared: every key of the record but its provenance, timings and ``index`` (the module docstring of
-``benchmarks/verify_archives.py``).
+:mod:`kernlearn_cli.reproduce.verify`).
 """
 
-import importlib.util
 import json
 import os
 import subprocess
@@ -26,10 +25,7 @@ import sys
 import pytest
 from helpers import REPO, has_mirror
 
-spec = importlib.util.spec_from_file_location("verify_archives", REPO / "benchmarks" / "verify_archives.py")
-va = importlib.util.module_from_spec(spec)
-sys.modules["verify_archives"] = va          # its dataclasses look their module up
-spec.loader.exec_module(va)
+from kernlearn_cli.reproduce import verify as va
 
 PAPERS = sorted(p.parent.name for p in (REPO / "configs" / "papers").glob("*/study.yaml"))
 

@@ -80,6 +80,12 @@ def test_one_cell_one_id_however_a_float_is_written(tmp_path):
     (lambda c: c.pop("dataset"), "missing required key 'dataset'"),
     (lambda c: c.update(grid={"constraints.count": "lots"}), "expected a list or 'range(...)'"),
     (lambda c: c.update(seed=-1), "'seed' must be an integer from 0 to 2**63 - 1"),
+    (lambda c: c.update(evaluate=[{"name": "knn_accuracy", "k": 1}, {"name": "knn_accuracy", "k": 15}]),
+     "evaluate[0] and evaluate[1] are both 'knn_accuracy' ({'k': 1} and {'k': 15}): one evaluator's metrics "
+     "have one set of names, so the second would overwrite the first. Keep one entry and make the setting a grid "
+     "axis (e.g. grid: {evaluate.0.k: [...]})"),
+    (lambda c: c.update(grid={"evaluate": [[{"name": "knn_accuracy"}], [{"name": "alignment"}]]}),
+     "grid key 'evaluate': the list of evaluators is not a grid axis"),
 ])
 def test_invalid_configs_name_the_problem(tmp_path, mutate, message):
     cfg = yaml.safe_load(yaml.safe_dump(BASE))
@@ -194,3 +200,24 @@ def test_set_seed_follows_the_rule_of_seed(tmp_path):
     assert expand(load(plain, ["seed=5"]))[0].config == expand(load(plain, seed=5))[0].config
     assert "--seed 3 and --set seed=5 both set the seed" in refused(plain, ["seed=5"], seed=3)
     assert "--seed 3 and --set grid.seed=range(2) both set the seed" in refused(path, ["grid.seed=range(2)"], seed=3)
+
+
+def test_two_evaluators_returning_one_metric_name_never_overwrite_each_other(tmp_path, monkeypatch):
+    """Issue 55 item 4: an evaluator whose metric names an earlier one of the cell returned is refused
+    (the run-time guard behind the check of duplicate evaluators), naming both."""
+    import warnings
+
+    from kernlearn_cli.evaluate import supervised
+    from kernlearn_cli.registry import evaluators
+    from kernlearn_cli.runner import run_config
+
+    cfg = dict(BASE, dataset={"name": "two_gaussians", "n": 30, "dim": 3},
+               constraints={"name": "random_pairs", "count": 10, "reference": {"name": "rbf"}},
+               evaluate=[{"name": "alignment"}, {"name": "knn_accuracy"}])
+    entry = evaluators.get("knn_accuracy")
+    monkeypatch.setattr(entry, "func", lambda G, ds, *, rng, **kw: supervised.alignment(G, ds, rng=rng))
+    with warnings.catch_warnings(), pytest.raises(ConfigError, match=re.escape(
+            "c.yaml, seed 0: evaluate[1] 'knn_accuracy' returns metric(s) alignment, which an earlier evaluator")):
+        warnings.simplefilter("ignore")
+        run_config(write(tmp_path, cfg), tmp_path / "out", [], per_cell=False)
+    assert not list((tmp_path / "out").glob("*/record.json"))          # nothing half-written

@@ -368,6 +368,62 @@ def test_files_refuses_a_label_table(tmp_path, monkeypatch):
     assert user.files(features="x.npy", labels="y.csv").y.tolist() == [0, 1, 0, 1]
 
 
+def _user_files(folder: Path) -> None:
+    """A tiny fixture of every format the user loaders read, plus decoys they must not read."""
+    K, labels = stand_in_kernel(n=9)
+    labels = np.repeat(["a", "b", "c"], 3)
+    folder.mkdir(parents=True, exist_ok=True)
+    for sub, kernel, labs in (("npy", "kernel.npy", "labels.npy"), ("txt", "kernel.txt", "labels.txt"),
+                              ("csv", "kernel.csv", "labels.csv"), ("mixed", "kernel.txt", "labels.npy")):
+        (folder / sub).mkdir()
+        if kernel.endswith(".npy"):
+            np.save(folder / sub / kernel, K)
+        else:
+            np.savetxt(folder / sub / kernel, K, delimiter="," if kernel.endswith(".csv") else " ")
+        if labs.endswith(".npy"):
+            np.save(folder / sub / labs, labels)
+        else:
+            (folder / sub / labs).write_text("\n".join(labels) + "\n")
+    np.savetxt(folder / "npy" / "kernel.txt", K + 1.0)          # decoys: gyrb takes kernel.npy before these
+    (folder / "npy" / "labels.csv").write_text("\n".join(labels[::-1]) + "\n")
+    X = np.arange(27.0).reshape(9, 3) % 7
+    np.save(folder / "X.npy", X)
+    (folder / "X.csv").write_text("a,b,c\n" + "\n".join(",".join(map(str, r)) for r in X) + "\n")
+    (folder / "y.txt").write_text("\n".join(labels) + "\n")
+    np.save(folder / "K.npy", K)
+
+
+def test_every_user_file_loaders_recorded_inputs_are_the_files_it_read(tmp_path, monkeypatch, empty_home,
+                                                                       files_read):
+    """For each loader of user files (``data.user``: gyrb, files) in each of its layouts: the files
+    recorded in ``meta["inputs"]`` (whose sha256 every record carries, so that an edited file makes its
+    cells run again) are exactly the files the loader opened, each with the sha256 of its content.  A
+    loader recording fewer (the audit's gyrb hashing only its kernel file: an edited labels file went
+    unnoticed) or more fails."""
+    import hashlib
+
+    from kernlearn_cli.registry import BUILTINS
+
+    monkeypatch.chdir(tmp_path)
+    _user_files(tmp_path / "data")
+    (empty_home / "gyrb").mkdir(parents=True)
+    for f in (tmp_path / "data" / "txt").iterdir():
+        shutil.copy(f, empty_home / "gyrb" / f.name)
+    calls = {("gyrb", "home"): lambda: user.gyrb()}
+    calls.update({("gyrb", sub): functools.partial(user.gyrb, path=f"data/{sub}") for sub in ("npy", "txt", "csv",
+                                                                                                "mixed")})
+    calls.update({("files", "features+labels"): lambda: user.files(features="data/X.npy", labels="data/y.txt"),
+                  ("files", "csv features"): lambda: user.files(features="data/X.csv"),
+                  ("files", "kernel+labels"): lambda: user.files(kernel="data/K.npy", labels="data/npy/labels.npy")})
+    assert {name for name, _ in calls} == set(BUILTINS["data.user"]["datasets"])      # every user loader
+    for (name, layout), call in calls.items():
+        read, ds = files_read(call, tmp_path)
+        recorded = ds.meta["inputs"]
+        assert read and set(recorded) == read, (name, layout, sorted(read), sorted(recorded))
+        for path, digest in recorded.items():
+            assert digest == hashlib.sha256(Path(path).read_bytes()).hexdigest(), (name, layout, path)
+
+
 def test_gyrb_like_has_gyrb_shape_and_near_identical_pairs():
     """52 points of 3 species; each near-duplicate pair is a same-species pair ~offset^2 apart
     (squared), far below the other within-species distances; same parameters, same bits."""

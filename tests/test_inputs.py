@@ -74,6 +74,22 @@ def test_an_edited_input_is_computed_again_and_collect_refuses_the_old_result(fi
     assert len(df) == 1
 
 
+@pytest.mark.parametrize("rows", ["i,j,kind,bound\n0,1,dist_ge,2.0\n0,60,dist_le,1.0\n", "i,j,k\n0,60,1\n5,70,6\n"])
+def test_a_constraint_files_recorded_inputs_are_the_files_it_read(tmp_path, monkeypatch, files_read, rows):
+    """The constraint generator reading a file (``from_file``: pairs or triplets) records in
+    ``Constraints.files`` exactly the files it opened, as the user loaders do in ``meta["inputs"]``
+    (tests/test_data.py); a decoy beside it is neither read nor recorded."""
+    from kernlearn_cli.registry import constraints
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "c.csv").write_text(rows)
+    (tmp_path / "c.csv.bak").write_text(rows)
+    ds = datasets.get("iris").func()
+    read, C = files_read(lambda: constraints.get("from_file").func(ds, None, rng=np.random.default_rng(0),
+                                                                    path="c.csv"), tmp_path)
+    assert read == {str(tmp_path / "c.csv")} and C.files == input_files(tmp_path / "c.csv")
+
+
 def test_an_unchanged_input_is_not_computed_again(files_run):
     where, out = files_run
     before = record(out)

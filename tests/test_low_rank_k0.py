@@ -49,6 +49,48 @@ def test_pivoted_cholesky_is_the_nystrom_factor_of_its_pivots():
     assert rt <= 0.3 * np.trace(K) and Gt.shape[1] < 10
 
 
+def greedy_pivots(K, rank):
+    """The pivot rule written out densely: the residual R = K - G Gᵀ as an n x n array, its largest
+    diagonal entry the next pivot (a tie to the lowest index, as np.argmax), then
+    R <- R - R[:, p] R[p, :] / R[p, p] (a Schur complement); also the gap between the chosen and the
+    runner-up diagonal entry at each step (the choice is well posed where it is not 0)."""
+    R, pivots, gaps = np.array(K, dtype=float), [], []
+    for _ in range(rank):
+        d = np.diag(R).copy()
+        d[pivots] = -np.inf
+        order = np.argsort(-d, kind="stable")
+        gaps.append(d[order[0]] - d[order[1]])
+        p = int(order[0])
+        pivots.append(p)
+        R = R - np.outer(R[:, p], R[p, :]) / R[p, p]
+    return pivots, np.array(gaps)
+
+
+@pytest.mark.parametrize("kind", ["gram", "rbf"])
+def test_pivots_follow_the_residual_diagonal_on_a_permuted_matrix(kind):
+    """The pivot sequence equals a dense greedy reference on the largest *residual* diagonal, and
+    permuting the points permutes the pivots the same way.  Pivots taken from diag(K) instead (the
+    audit's mutant) pass every Nyström identity above, but not this: for the Gaussian kernel diag(K)
+    is all ones (they come out in index order), and for the Gram matrix of points of unequal norms the
+    residual reorders them after the first step."""
+    rng = np.random.default_rng(11)
+    X = rng.standard_normal((40, 6)) * rng.uniform(0.3, 3.0, size=(40, 1))
+    K = X @ X.T if kind == "gram" else rbf_kernel_matrix(X, 6.0)
+    perm = rng.permutation(40)
+    Kp = K[np.ix_(perm, perm)]
+    for M in (K, Kp):
+        _, P, _ = pivoted_cholesky(lambda p, M=M: M[:, p], np.diag(M), rank=6)
+        reference, gaps = greedy_pivots(M, 6)
+        # no near tie after the first step (a Gaussian kernel's first step is an exact tie of ones,
+        # broken by the lowest index in both): the sequence is well defined
+        assert gaps[1:].min() > 1e-6 * np.abs(M).max() and (gaps[0] > 1e-6 or kind == "rbf")
+        assert P.tolist() == reference
+    _, P, _ = pivoted_cholesky(lambda p: K[:, p], np.diag(K), rank=6)
+    _, Pp, _ = pivoted_cholesky(lambda p: Kp[:, p], np.diag(Kp), rank=6)
+    if kind == "gram":                                        # distinct diagonal: the same points, renamed
+        assert perm[Pp].tolist() == P.tolist()
+
+
 def test_pivoted_path_forms_no_dense_kernel(monkeypatch):
     def refuse(*args, **kwargs):
         raise AssertionError("an n x n step on the pivoted_cholesky path")

@@ -6,8 +6,9 @@ import pytest
 
 from kernlearn_cli.data.synthetic import two_gaussians
 from kernlearn_cli.errors import ConfigError, DataError
-from kernlearn_cli.solvers.nystrom import (closed_form, gaussian_block, gaussian_width, gradient_mapping, ideal_block,
-                                           nystrom, nystrom_prior, project_psd)
+from kernlearn_cli.solvers.nystrom import (closed_form, congruence, gaussian_block, gaussian_width, gradient_mapping,
+                                           ideal_block, nystrom, nystrom_prior, prior_objective,
+                                           prior_value_and_gradient, project_psd, strong_convexity)
 from kernlearn_cli.types import Constraints, Dataset
 
 from kernlearn_cli.constraints.labeled import labeled_subset
@@ -44,6 +45,87 @@ def test_closed_form_solves_the_stationarity_equation(lam):
     M = El.T @ El
     lhs, rhs = lam * S + M @ S @ M, El.T @ Kl @ El + lam * S0
     assert np.linalg.norm(lhs - rhs) <= 1e-10 * np.linalg.norm(rhs)
+
+
+def directional_derivative(f, S, E):
+    """(f(S + hE) - f(S - hE)) / 2h: exact for a quadratic f but for rounding, whatever h."""
+    h = 1e-3 * np.linalg.norm(S) / np.linalg.norm(E)
+    return (f(S + h * E) - f(S - h * E)) / (2 * h)
+
+
+def random_symmetric(rng, m):
+    A = rng.standard_normal((m, m))
+    return (A + A.T) / 2
+
+
+@pytest.mark.parametrize("masked", [False, True])
+def test_prior_gradient_is_the_derivative_of_the_objective(masked):
+    """grad J of :func:`prior_value_and_gradient` against central differences of :func:`prior_objective`
+    (J is quadratic, so the difference quotient is exact up to rounding) at random symmetric S and
+    directions, at random λ from 1e-3 to 1e2: both terms, the λ one included (halving it moves the
+    derivative by λ <S - S0, E>, relatively 1e-3 and more here)."""
+    rng = np.random.default_rng(4 + masked)
+    S0, El, Kl, T = small_problem(seed=5, masked=masked)
+    m = S0.shape[0]
+    for lam in 10.0 ** rng.uniform(-3, 2, size=6):
+        S = S0 + np.linalg.norm(S0) / m * random_symmetric(rng, m)
+        J, g = prior_value_and_gradient(S, S0, El, Kl, T, lam)
+        assert J == pytest.approx(prior_objective(S, S0, El, Kl, T, lam), rel=1e-12)
+        for _ in range(3):
+            E = random_symmetric(rng, m)
+            fd = directional_derivative(lambda X, lam=lam: prior_objective(X, S0, El, Kl, T, lam), S, E)
+            assert np.sum(g * E) == pytest.approx(fd, rel=1e-7, abs=1e-9 * abs(J)), lam
+
+
+@pytest.mark.parametrize("masked", [False, True])
+def test_strong_convexity_is_the_smallest_curvature_of_the_objective(masked):
+    """μ, which turns the certificate's subgradient norm into the bound ‖ξ‖² / 2μ on J - J*, against
+    the Hessian of J from second differences of :func:`prior_objective` (exact: J is quadratic):
+    equal to its smallest eigenvalue when every labeled pair is given (T = 1), at most it otherwise.
+    A μ too small only loosens the bound (λ halved in it leaves runs unconverged at small λ); too
+    large, it certifies what is not."""
+    rng = np.random.default_rng(8 + masked)
+    S0, El, Kl, T = small_problem(seed=7, masked=masked)
+    m = S0.shape[0]
+    S = random_symmetric(rng, m)
+    for lam in 10.0 ** rng.uniform(-3, 2, size=4):
+        J = lambda X, lam=lam: prior_objective(X, S0, El, Kl, T, lam)          # noqa: E731
+        unit = np.eye(m * m).reshape(m * m, m, m)
+        one = np.array([J(S + u) for u in unit])
+        H = np.empty((m * m, m * m))
+        for k in range(m * m):
+            for q in range(k, m * m):
+                H[k, q] = H[q, k] = J(S + unit[k] + unit[q]) - one[k] - one[q] + J(S)
+        smallest = np.linalg.eigvalsh((H + H.T) / 2)[0]
+        mu = strong_convexity(El, T, lam)
+        if masked:
+            assert mu <= smallest * (1 + 1e-9), lam
+        else:
+            assert mu == pytest.approx(smallest, rel=1e-8), lam
+
+
+@pytest.mark.parametrize("lam", [1e-3, 0.3, 20.0])
+def test_gradient_mapping_steps_along_the_derivative_of_its_objective(monkeypatch, lam):
+    """The gradient :func:`gradient_mapping` steps along (in the variable R of S = M R M) against central
+    differences of J~(R) = J(M R M) computed by :func:`prior_objective`.  The step is read off the first
+    projection it asks for: B = Proj(Y - g / A) with Y the start and A = 1 / growth at the first trial."""
+    from kernlearn_cli.solvers import nystrom as module
+
+    rng = np.random.default_rng(int(lam * 1000))
+    S0, El, Kl, T = small_problem(seed=6, masked=lam == 0.3)
+    m = S0.shape[0]
+    S = project_psd(S0 + np.linalg.norm(S0) / m * random_symmetric(rng, m))
+    seen, exact = [], module.project_psd
+    monkeypatch.setattr(module, "project_psd", lambda X: seen.append(X.copy()) or exact(X))
+    gradient_mapping(S, S0, El, Kl, T, lam, tol=0.0, gap_tol=0.0, max_iter=1, A=1.0, growth=2.0)
+    Y = exact(seen[0])                                  # the start R = Proj(M⁻¹ S M⁻¹), where g is taken
+    g = (Y - seen[1]) * 0.5                             # the first trial projects Y - g / A, A = 1 / 2
+    M, _ = congruence(El, lam)
+    J = prior_objective(M @ Y @ M, S0, El, Kl, T, lam)
+    for _ in range(3):
+        E = random_symmetric(rng, m)
+        fd = directional_derivative(lambda R: prior_objective(M @ R @ M, S0, El, Kl, T, lam), Y, E)
+        assert np.sum(g * E) == pytest.approx(fd, rel=1e-6, abs=1e-9 * abs(J))
 
 
 @pytest.mark.slow

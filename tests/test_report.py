@@ -56,6 +56,68 @@ def test_tidy_has_one_row_per_cell_and_metric_with_settings_and_environment(quic
     assert (table["peak_rss_bytes"] == table["cell"].map(peaks)).all()                  # one row per metric: the cell's
 
 
+def edited_copy(quick, where, edit, drop=()):
+    """A copy of the ``quick`` results folder at ``where``, each record passed through ``edit(k, record)``
+    (k counts the records in folder order), the cells of ``drop`` (indices in that order) removed."""
+    shutil.copytree(quick, where)
+    for k, path in enumerate(sorted(where.glob("*/record.json"))):
+        if k in drop:
+            shutil.rmtree(path.parent)
+            continue
+        record = json.loads(path.read_text())
+        edit(k, record)
+        path.write_text(json.dumps(record))
+    return where
+
+
+def test_tidy_over_two_roots_with_overlapping_cells_keeps_each_rows_own_record(quick, tmp_path):
+    """Two roots holding the same cells (the second a copy run elsewhere: other start times, wall
+    seconds and host, and one cell fewer): every row of the tidy table carries the settings, metric
+    value and environment of its own record, read here directly from the record files in the order
+    the table promises (roots, then cells in folder order, then metrics).  A join of the settings by
+    position (the audit's mutant: 18 of 36 rows lost their settings), or by cell id alone (the rows of
+    the second root then showed the first root's provenance), fails this."""
+    def elsewhere(k, record):
+        record["provenance"].update(started=f"2030-01-0{k + 1}T00:00:00Z", wall_seconds=100.0 + k, host="elsewhere")
+
+    other = edited_copy(quick, tmp_path / "other", elsewhere, drop={2})
+    roots = [quick, other]
+    table = tidy_records(roots)
+    metrics = ["nmi", "knn_accuracy"]
+    expected = [(json.loads(path.read_text()), metric) for root in roots
+                for path in sorted(root.glob("*/record.json")) for metric in metrics]
+    assert len(table) == len(expected) == (7 + 6) * 2
+    for (_, row), (record, metric) in zip(table.iterrows(), expected):
+        config, prov = record["config"], record["provenance"]
+        assert (row["cell"], row["metric"], row["value"]) == (record["cell"], metric, record["metrics"][metric])
+        assert row["constraints.count"] == config["constraints"]["count"] and row["seed"] == config["seed"]
+        assert row["solver.tol"] == config["solver"]["tol"] and row["solver.slack"] == config["solver"]["slack"]
+        assert row["constraints.epsilon"] == config["constraints"]["epsilon"]
+        assert row["evaluate"] == json.dumps(config["evaluate"])
+        assert (row["provenance.started"], row["provenance.wall_seconds"], row["provenance.host"]) == \
+            (prov["started"], prov["wall_seconds"], prov["host"]), (record["cell"], metric)
+
+
+def test_report_time_sums_are_the_sums_of_the_records(quick, tmp_path):
+    """The provenance section's solver and cell time sums against the records' own fields, each given a
+    distinct value (so that a sum read from the wrong field, e.g. the cell's CPU time summed from its
+    wall seconds, cannot agree by chance)."""
+    from kernlearn_cli.report.html import report_html
+
+    def timed(k, record):
+        record.update(seconds=0.5 + k, cpu_seconds=0.25 + 2 * k)
+        record["provenance"].update(wall_seconds=10.0 + 3 * k, cpu_seconds=7.0 + 5 * k)
+
+    root = edited_copy(quick, tmp_path / "timed", timed)
+    records = [json.loads(p.read_text()) for p in sorted(root.glob("*/record.json"))]
+    solver_wall, solver_cpu = (sum(r[key] for r in records) for key in ("seconds", "cpu_seconds"))
+    cell_wall, cell_cpu = (sum(r["provenance"][key] for r in records) for key in ("wall_seconds", "cpu_seconds"))
+    assert len({solver_wall, solver_cpu, cell_wall, cell_cpu}) == 4
+    page = report_html([root])
+    assert f"<td>solver time (sum)</td><td>{solver_wall:.3f} s wall, {solver_cpu:.3f} s CPU</td>" in page
+    assert f"<td>cell time (sum)</td><td>{cell_wall:.3f} s wall, {cell_cpu:.3f} s CPU</td>" in page
+
+
 def test_tidy_csv_and_parquet_read_back_equal(quick, tmp_path, inproc):
     code, out, err = inproc("collect", quick, "--tidy", tmp_path / "tidy.csv")
     assert code == 0, err

@@ -33,6 +33,35 @@ def test_each_class_keeps_its_share_drawn_by_the_stated_rule(counts, size):
     assert not np.array_equal(rows, subset_rows(y, y.size, size, seed=4, where="t")) or size == y.size
 
 
+def test_quotas_over_many_counts_and_sizes_sum_to_the_size_each_within_one_of_its_share():
+    """Property test over 300 random (class counts, size), including the audit's [5, 5, 5] with size 8
+    (exact shares 8/3: rounding gives 3 + 3 + 3 and the remainder step then adds two more, 11 rows):
+    exactly ``size`` rows, class c keeps floor or ceil of size n_c / n (within 1 of its share), the
+    counts are Hamilton's apportionment written out, and the same call gives the same rows."""
+    rng = np.random.default_rng(55)
+    cases = [([5, 5, 5], 8), ([5, 5, 5], 11), ([1, 1, 1, 1], 3)] + [
+        (rng.integers(1, 25, size=rng.integers(2, 7)).tolist(), None) for _ in range(300)]
+    checked = 0
+    for counts, size in cases:
+        n = sum(counts)
+        size = size or int(rng.integers(1, n + 1))
+        y = np.repeat(np.arange(len(counts)), counts)[rng.permutation(n)]
+        share = size * np.array(counts) / n
+        try:
+            rows = subset_rows(y, n, size, seed=7, where="t")
+        except DataError:           # refused only when the apportionment leaves a class without a point
+            assert min(largest_remainder(counts, size)) == 0, (counts, size)
+            continue
+        kept = np.bincount(y[rows], minlength=len(counts))
+        assert rows.size == size and np.unique(rows).size == size, (counts, size, kept)
+        assert np.all((kept == np.floor(share)) | (kept == np.ceil(share))), (counts, size, kept)
+        assert np.all(np.abs(kept - share) < 1), (counts, size, kept)
+        assert kept.tolist() == largest_remainder(counts, size), (counts, size, kept)
+        assert np.array_equal(rows, subset_rows(y, n, size, seed=7, where="t"))
+        checked += 1
+    assert checked >= 150
+
+
 def test_wine_52_is_the_papers_size_in_wines_proportions():
     wine = datasets.get("wine").func()
     sub = stratified_subset(wine, 52, 0, "wine")

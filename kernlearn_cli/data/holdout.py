@@ -11,7 +11,7 @@ in file order, are the *training part*.
 - ``seen: false`` (default, inductive): the cell's dataset is the training part alone; K0, the
   constraints, the solver (its landmarks) and the evaluators' training points never see the held-out
   rows.  They are kept on the dataset (``Dataset.heldout``) and mapped after the solve through the
-  learned kernel's inductive map (:func:`kernlearn_cli.embed.result_rows`: E_x S^{1/2} for the
+  learned kernel's inductive map (:func:`kernlearn_cli.inductive.result_rows`: E_x S^{1/2} for the
   Nyström solvers, Zhang et al. 2012, Bilateral Extrapolation; g0(x) L through K0 otherwise).
 - ``seen: true`` (transductive twin): the cell's dataset is the training part followed by the
   held-out rows, so the solver computes their rows with everyone else's (landmarks drawn among

@@ -10,6 +10,7 @@ installed.
 from __future__ import annotations
 
 import importlib.util
+from collections import Counter
 from pathlib import Path
 
 import pandas as pd
@@ -92,14 +93,19 @@ def tidy_records(roots: list[Path], command: str = "collect --tidy") -> pd.DataF
     if cells.empty:
         raise KernlearnError(f"{command}: no finished cells under {', '.join(map(str, roots))} (no readable "
                              f"{RECORD} files). {done.message()}".rstrip())
-    extra = {}
+    # Keyed by (cell, k): the k-th root holding the cell, as in ``cells``, whose rows come root by root.
+    # By cell alone, a cell under two roots would show the first root's environment on both rows.
+    extra, held = {}, Counter()
     for root in roots:
         for cell, _, rec in records_of(Path(root), command):
-            if isinstance(rec, dict) and cell not in extra:
-                extra[cell] = {**{k: v for k, v in flat_settings(rec.get("config") or {}, rec["grid"])},
-                               **({"peak_rss_bytes": rec["peak_rss_bytes"]} if "peak_rss_bytes" in rec else {}),
-                               **environment_columns(rec)}
-    more = pd.DataFrame([extra[c] for c in cells["cell"]])
+            if isinstance(rec, dict):
+                extra[cell, held[cell]] = {
+                    **{k: v for k, v in flat_settings(rec.get("config") or {}, rec["grid"])},
+                    **({"peak_rss_bytes": rec["peak_rss_bytes"]} if "peak_rss_bytes" in rec else {}),
+                    **environment_columns(rec)}
+                held[cell] += 1
+    more = pd.DataFrame([extra[key] for key in zip(cells["cell"], cells.groupby("cell").cumcount())],
+                        index=cells.index)
     more = more[[c for c in more.columns if c not in cells.columns]].apply(_uniform)
     metrics = metric_columns(cells)
     ids = pd.concat([cells.drop(columns=metrics + [c for c in cells.columns if c.endswith("_std")]),

@@ -16,7 +16,7 @@ from .launch import run_local, submit_slurm
 from .layout import Layout, merge, open_archive
 from .pages import (RULES_MARKER, RULES_PAGE, STATUS_MARKER, STATUS_PAGE, check_summary, page, report_page, rules_table,
                     status_summary, status_table)
-from .plan import check, plan_rows
+from .plan import check, other_code_text, plan_rows
 
 
 def reproduce(studies: list[Study], *, results: Path, quick: bool, jobs: int, launcher: str, run: bool,
@@ -73,6 +73,8 @@ def reproduce(studies: list[Study], *, results: Path, quick: bool, jobs: int, la
                     open_archive(study, layout, e, quick).write()
         if not run or (deadline is not None and time.monotonic() >= deadline):
             rows = plan_rows(study, layout, quick, jobs)
+            if any(r["other_code"] or r["no_code"] for r in rows):
+                echo(f"[{study.paper}] {other_code_text(study, rows).strip()}")
             if any(r["left"] for r in rows) and any(r["archived"] for r in rows):   # a piece of the study
                 echo(f"[{study.paper}] incomplete ({sum(r['archived'] for r in rows)} of {sum(r['cells'] for r in rows)} "
                      f"cells archived): tables, figures, verdicts and page are not rebuilt (the existing ones "

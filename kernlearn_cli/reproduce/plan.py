@@ -81,8 +81,31 @@ def plan_rows(study: Study, layout: Layout, quick: bool, jobs: int = 1) -> list[
                  if every else "study" if e.seconds_per_cell else "unknown")
         rows.append({"experiment": e.name, "cells": len(cells), "archived": len(done), "left": len(left),
                      "seconds_left": seconds if known else None,
-                     "per_cell": seconds / len(left) if known and left else mean, "basis": basis})
+                     "per_cell": seconds / len(left) if known and left else mean, "basis": basis,
+                     **other_code(archive.records, cells)})
     return rows
+
+
+def other_code(records: dict, cells: dict) -> dict:
+    """Of the archived ``records`` of ``cells`` (id -> Cell): how many name no code (archived before
+    kernlearn recorded it, ``no_code``) and how many other code computed (``other_code``: a
+    component's digest differs from the code's now, :func:`~kernlearn_cli.codehash.changed_code`)."""
+    from ..codehash import changed_code
+    from ..config import bind_cell
+
+    named = [(r, cells[c]) for c, r in records.items() if c in cells and (r.get("provenance") or {}).get("code")]
+    unnamed = sum(1 for c in records if c in cells) - len(named)
+    return {"no_code": unnamed, "other_code": sum(bool(changed_code(r, bind_cell(cell, "study"))) for r, cell in named)}
+
+
+def other_code_text(study: Study, rows: list[dict]) -> str:
+    """One line: how many archived cells were computed by other code than runs now, or name none."""
+    archived, other, unnamed = (sum(r[k] for r in rows) for k in ("archived", "other_code", "no_code"))
+    if not other and not unnamed:
+        return f"  code: every one of the {archived} archived cell(s) was computed by the code that runs now"
+    return (f"  code: {other + unnamed} of the {archived} archived cell(s) are not known to be the current code's: "
+            f"{other} computed by other code, {unnamed} archived before kernlearn recorded its code "
+            f"(`kernlearn reproduce {study.paper} --verify N` reruns N of them and compares their bits)")
 
 
 def plan_text(study: Study, rows: list[dict], jobs: int) -> str:
@@ -108,4 +131,5 @@ def plan_text(study: Study, rows: list[dict], jobs: int) -> str:
         lines.append(f"  total: {left} cell(s) left, about {clock(total)} of compute "
                      f"(about {clock(total / max(jobs, 1))} with --jobs {jobs})"
                      + (f"; {unknown} more experiment(s) without an estimate" if unknown else ""))
+    lines.append(other_code_text(study, rows))
     return "\n".join(lines)
