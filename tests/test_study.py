@@ -283,7 +283,7 @@ def test_the_prose_fills_the_study():
     study = load_study(REPO / "configs" / "papers" / "li2009" / "study.yaml")
     assert study.protocol.startswith("**Setting (§6.2).**") and study.summary.startswith("**What we ran.**")
     assert study.tables["li2009_table5"].text.startswith("Kernel PCA (10 dimensions) + 1-NN")
-    assert len(study.statements) == 197
+    assert len(study.statements) == 198
     baseline, table5 = study.statements[15], study.statements[160:165]
     assert (baseline.where, str(baseline.rule), baseline.paper) == (
         "Table 3, Sonar, Iter., baseline (printed as > 10000)", "at_least", (10000.0,))
