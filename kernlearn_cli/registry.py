@@ -180,8 +180,15 @@ class Registry:
         Raises
         ------
         ValueError
-            An unknown ``inductive``, or a ``budget`` that is not one of the solver's settings.
+            An unknown ``inductive``, a ``budget`` that is not one of the solver's settings, or a
+            solver's argument given to a registry of another kind.
         """
+        solver_only = {"triplets": triplets, "instead_of_kernel": instead_of_kernel, "inductive": inductive,
+                       "exact": exact, "warmup": warmup, "budget": budget, "estimator": estimator}
+        given = [key for key, value in solver_only.items() if value not in (False, "", None)]
+        if self.kind != "solver" and given:
+            raise ValueError(f"{self.kind} '{name}': {', '.join(given)} describe(s) a solver; a {self.kind} "
+                             f"takes none of register()'s solver arguments (register it with its name alone).")
         if inductive not in ("", *INDUCTIVE):
             raise ValueError(f"{self.kind} '{name}': inductive must be '' or one of {', '.join(INDUCTIVE)}, "
                              f"got {inductive!r}.")

@@ -237,3 +237,17 @@ def test_plain_helpers_pass_valid_arguments_through():
     assert np.array_equal(scale_features(X, how="none"), X)
     L, info = knn_laplacian(X, neighbors=3, sigma_neighbors=3, kind="unnormalized", bandwidth="edge_mean")
     assert np.allclose(np.asarray(L.sum(axis=1)).ravel(), 0.0) and info["edges"] > 0
+
+
+@pytest.mark.parametrize("argument", [{"triplets": True}, {"instead_of_kernel": "its own"}, {"inductive": "landmarks"},
+                                      {"exact": True}, {"warmup": True}, {"budget": "k"}])
+def test_a_solvers_register_arguments_are_refused_on_another_kind(argument):
+    """Issue 55 item 2: register()'s solver arguments mean nothing to an evaluator (or a dataset, a
+    kernel, a generator): giving one is refused at registration, naming it."""
+    from kernlearn_cli.registry import Registry
+
+    registry = Registry("evaluator", {})
+    with pytest.raises(ValueError, match=f"evaluator 'probe': {next(iter(argument))} describe"):
+        registry.register("probe", **argument)
+    solver = Registry("solver", {})
+    solver.register("probe", **{k: v for k, v in argument.items() if k != "budget"})(lambda G0, C, k=1: None)
