@@ -162,17 +162,23 @@ def cell_threads():
     restored afterwards.
     """
     n = blas_threads()
-    saved = {key: os.environ.get(key) for key in THREAD_ENV}
-    os.environ.update({key: str(n) for key in THREAD_ENV})
+    with environment({key: str(n) for key in THREAD_ENV}), threadpool_limits(limits=n):
+        yield
+
+
+@contextmanager
+def environment(values: dict):
+    """``os.environ`` with ``values`` set, restored afterwards."""
+    saved = {k: os.environ.get(k) for k in values}
+    os.environ.update(values)
     try:
-        with threadpool_limits(limits=n):
-            yield
+        yield
     finally:
-        for key, value in saved.items():
-            if value is None:
-                os.environ.pop(key, None)
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
             else:
-                os.environ[key] = value
+                os.environ[k] = v
 
 
 class NoKernel:

@@ -12,7 +12,8 @@ import warnings
 
 from ..errors import KernlearnError
 from ..study import Study
-from .layout import Layout, archived_record, environment, history_sources, open_archive, overrides
+from ..experiment import environment
+from .layout import Layout, archived_record, history_sources, open_archive, overrides
 from .plan import plan_rows, plan_text
 
 

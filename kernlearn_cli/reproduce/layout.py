@@ -3,8 +3,6 @@ finished cells of the results folders added, or merged from other machines."""
 
 from __future__ import annotations
 
-import os
-from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -56,21 +54,6 @@ class Layout:
 def overrides(experiment, quick: bool) -> list[str]:
     """The ``--set`` values of an experiment's (quick) run."""
     return list(experiment.set) + (list(experiment.quick) if quick else [])
-
-
-@contextmanager
-def environment(values: dict):
-    """``os.environ`` with ``values`` set, restored afterwards."""
-    saved = {k: os.environ.get(k) for k in values}
-    os.environ.update(values)
-    try:
-        yield
-    finally:
-        for k, v in saved.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
 
 
 def history_sources(study: Study) -> set[str]:
