@@ -604,8 +604,10 @@ def warmup(names: Iterable[str]) -> Iterator[tuple[str, str, float]]:
 
 
 def numba_cache() -> str:
-    """Where numba keeps the compiled kernels (:func:`kernlearn_cli.solvers.cache_dir`: a folder per
-    version of the solvers' sources, under ``NUMBA_CACHE_DIR`` or beside the sources)."""
-    from .solvers import cache_dir
+    """Where numba keeps the compiled kernels, after removing the folders no current source reads
+    (:func:`kernlearn_cli.solvers.prune`): one folder per kernel module and version of the sources it
+    reads, under ``NUMBA_CACHE_DIR`` or beside the sources; says how many old folders went."""
+    from .solvers import cache_base, prune
 
-    return str(cache_dir())
+    removed = prune()
+    return f"{cache_base()}" + (f" ({len(removed)} old folder(s) removed)" if removed else "")

@@ -9,8 +9,8 @@ out-of-class and k the in-class neighbour of i.
 The codes are part of the file format (a constraints file stores them): new kinds are appended at
 the end.  numba freezes module-level integers and tuples of integers into compiled code as
 constants, so compiled kernels test ``kind == DIST_LE`` or ``kind in DISTANCE`` with the names
-below; numpy code tests ``np.isin(kind, DISTANCE)``.  This module is part of the compiled
-kernels' cache key (:func:`kernlearn_cli.solvers.source_digest`).
+below; numpy code tests ``np.isin(kind, DISTANCE)``.  A kernel module that imports this one is keyed
+to it in the compiled kernels' cache (:func:`kernlearn_cli.solvers.cache_dir`).
 """
 
 from enum import IntEnum

@@ -30,11 +30,26 @@ def test_compiled_code_reads_the_same_sets():
         assert sign(np.int8(KIND_CODE[name])) == expected[name.rsplit("_", 1)[1]], name
 
 
-def test_the_kinds_key_the_compiled_cache(tmp_path, monkeypatch):
-    """numba compiles the kind codes in as constants: an edit of kinds.py must key a new cache."""
-    assert solvers.HERE.parent / "kinds.py" in solvers.CONSTANTS
-    edited = tmp_path / "kinds.py"
-    edited.write_text((solvers.HERE.parent / "kinds.py").read_text().replace("DIST_GE = 1", "DIST_GE = 7"))
-    before = solvers.source_digest()
-    monkeypatch.setattr(solvers, "CONSTANTS", (edited,))
-    assert solvers.source_digest() != before
+def test_the_kinds_key_the_compiled_cache(tmp_path):
+    """numba compiles the kind codes in as constants: an edit of kinds.py must key a new cache for the
+    kernel modules that read them (each module's cache folder is keyed to the sources it imports)."""
+    import shutil
+    import subprocess
+    import sys
+
+    shutil.copytree(solvers.HERE.parent, tmp_path / "kernlearn_cli", ignore=shutil.ignore_patterns("__pycache__"))
+    probe = ("from kernlearn_cli.solvers import kernel_digest as d; "
+             "print(d('kernlearn_cli.solvers._cyclic'), d('kernlearn_cli.solvers._admm_kernels'))")
+
+    def digests():
+        res = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=tmp_path,
+                             env={"PYTHONPATH": str(tmp_path), "PATH": "/usr/bin:/bin"})
+        assert res.returncode == 0, res.stderr
+        return res.stdout.split()
+
+    cyclic, admm = digests()
+    kinds = tmp_path / "kernlearn_cli" / "kinds.py"
+    kinds.write_text(kinds.read_text().replace("DIST_GE = 1", "DIST_GE = 7"))
+    after = digests()
+    assert after[0] != cyclic                    # _cyclic reads the kinds: a new cache
+    assert after[1] == admm                      # the ADMM kernels do not: their cache stays

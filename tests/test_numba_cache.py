@@ -36,3 +36,34 @@ def test_an_edited_helper_recompiles_its_callers(tmp_path):
     assert list((solvers / "__pycache__").glob("kernlearn-*/**/*.nbi"))
     (solvers / "_probe_helper.py").write_text(HELPER.format(add=2.0))
     assert run() == 30.0                                          # was 20.0: the caller's stale cache
+
+
+def test_prune_keeps_only_the_folders_of_the_current_sources(tmp_path):
+    """`kernlearn warmup` removes the cache folders no current source reads: a module's other digests,
+    modules that are gone, and the single-folder caches of earlier versions; it keeps the current ones."""
+    from kernlearn_cli import solvers
+
+    current = solvers.cache_dir("kernlearn_cli.solvers._cyclic").name
+    names = [current, "kernlearn-solvers._cyclic-0123456789abcdef", "kernlearn-solvers._gone-0123456789abcdef",
+             "kernlearn-0123456789abcdef", "unrelated"]
+    for name in names:
+        (tmp_path / name / "sub").mkdir(parents=True)
+    removed = solvers.prune(tmp_path)
+    assert sorted(p.name for p in removed) == sorted(names[1:4])
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted([current, "unrelated"])
+
+
+def test_each_kernel_module_is_cached_under_its_own_digest():
+    """A kernel's cache folder is named after its module and the sources it imports: _burg_kernels
+    imports _cyclic (its folder follows _cyclic's edits), the ADMM kernels do not."""
+    from kernlearn_cli import codehash, solvers
+
+    assert "kernlearn_cli.solvers._cyclic" in codehash.closure("kernlearn_cli.solvers._burg_kernels")
+    assert "kernlearn_cli.solvers._cyclic" not in codehash.closure("kernlearn_cli.solvers._admm_kernels")
+    assert "kernlearn_cli.solvers.trin" not in codehash.closure("kernlearn_cli.solvers._trin_kernels")
+    burg = solvers.cache_dir("kernlearn_cli.solvers._burg_kernels")
+    assert burg.name.startswith("kernlearn-solvers._burg_kernels-") and burg.parent == solvers.cache_base()
+    from kernlearn_cli.solvers import _burg_kernels  # noqa: F401  (its dispatchers use the folder)
+
+    locator = _burg_kernels._bt_times._cache._impl.locator
+    assert type(locator).__name__ == "ClosureCacheLocator" and locator.get_cache_path().startswith(str(burg))
