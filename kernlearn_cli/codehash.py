@@ -30,9 +30,10 @@ from pathlib import Path
 #: a component (``registry``), wording its errors (``errors``), reporting progress (``progress``),
 #: recording provenance (``provenance``), estimating memory to refuse a cell up front
 #: (``resources``), checking settings (``params``: a setting it would change changes the cell's
-#: config, hence its id) — none computes a number of the cell.
+#: config, hence its id), digesting code (``codehash``: the solvers' package reads it to name numba's
+#: cache folders) — none computes a number of the cell.
 NOT_NUMERIC = frozenset(["kernlearn_cli"] + [f"kernlearn_cli.{m}" for m in (
-    "registry", "errors", "progress", "provenance", "resources", "params")])
+    "registry", "errors", "progress", "provenance", "resources", "params", "codehash")])
 #: The package whose modules a digest follows.
 PACKAGE = "kernlearn_cli"
 

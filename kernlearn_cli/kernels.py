@@ -16,7 +16,7 @@ from .errors import ConfigError, DataError
 from .graph import EdgeWeight, Scaling
 from .linalg import eigh
 from .params import Fraction, Interval, NonNegativeInt, Positive, PositiveInt, checked_arguments
-from .registry import kernels
+from .registry import Checks, kernels
 from .resources import DOUBLE, GEMM_RATE, eigh_cost, heavy_step
 
 #: Default relative tolerance of the rank-revealing factorizations: eigen- or
@@ -117,7 +117,7 @@ def _features(ds, kernel_name: str) -> np.ndarray:
     return ds.X
 
 
-@kernels.register("linear")
+@kernels.register("linear", checks=Checks(alternatives={"center": True, "standardize": True, "rank": 2}))
 def linear(ds, *, center: bool = False, standardize: bool = False, rank: NonNegativeInt = 0) -> np.ndarray:
     r"""Linear kernel K0 = X X^T with G0 = X exactly (by default no centering, no scaling).
 
@@ -225,7 +225,12 @@ def factor_cost(name: str, n: int, d: int, params: dict) -> tuple[int, float, fl
     return min(rank or n, n), nbytes, seconds
 
 
-@kernels.register("rbf")
+@kernels.register("rbf", checks=Checks(
+    alternatives={"sigma": 0.7, "bandwidth": "mean_sq", "standardize": True, "rank": 3, "rank_tol": 1e-2,
+                  "factorization": "pivoted_cholesky", "trace_tol": 0.1},
+    unused={"trace_tol": "only read by factorization 'pivoted_cholesky'",
+            "factorization": "both factorizations are exact at full rank (G differs by a rotation); below it "
+                             "they differ: tests/test_low_rank_k0.py"}))
 def rbf(ds, *, sigma: Annotated[float, Interval(0, None, closed="left")] = 0.0, bandwidth: Bandwidth = "median",
         standardize: bool = False, rank: NonNegativeInt = 0, rank_tol: Fraction = RANK_TOL,
         factorization: Literal["eigh", "pivoted_cholesky"] = "eigh", trace_tol: Fraction = 1e-8) -> np.ndarray:
@@ -339,7 +344,7 @@ def rbf_rows(ds, X_new: np.ndarray, G0: np.ndarray, *, sigma: float = 0.0, bandw
 OUT_OF_SAMPLE = {"linear": linear_rows, "rbf": rbf_rows}
 
 
-@kernels.register("identity")
+@kernels.register("identity", checks=Checks(alternatives={"scale": 2.0}))
 def identity(ds, *, scale: Positive = 1.0) -> np.ndarray:
     """Scaled identity K0 = scale * I_n (full rank, carries no information about the data).
 
@@ -354,7 +359,7 @@ def identity(ds, *, scale: Positive = 1.0) -> np.ndarray:
         return np.sqrt(scale) * np.eye(ds.n)
 
 
-@kernels.register("precomputed")
+@kernels.register("precomputed", checks=Checks(alternatives={"rank": 3, "rank_tol": 1e-2}))
 def precomputed(ds, *, rank: NonNegativeInt = 0, rank_tol: Fraction = RANK_TOL) -> np.ndarray:
     """The dataset's own kernel matrix (e.g. GyrB), factored by :func:`factorize`.
 
@@ -370,7 +375,10 @@ def precomputed(ds, *, rank: NonNegativeInt = 0, rank_tol: Fraction = RANK_TOL) 
     return factorize(ds.K, rank_tol, rank)
 
 
-@kernels.register("laplacian_pinv")
+@kernels.register("laplacian_pinv", checks=Checks(
+    alternatives={"neighbors": 4, "bandwidth": "half_mean", "sigma_neighbors": 3,
+                  "scale_features": "standard", "normalize": False, "rank_tol": 0.3},
+    unused={"sigma_neighbors": "only read by bandwidth 'half_mean'"}))
 def laplacian_pinv(ds, *, neighbors: PositiveInt = 10, bandwidth: EdgeWeight = "edge_mean",
                    sigma_neighbors: PositiveInt = 10, scale_features: Scaling = "none", normalize: bool = True,
                    rank_tol: Fraction = RANK_TOL) -> np.ndarray:

@@ -54,6 +54,8 @@ class Entry:
     empty for none.  ``estimator`` (solvers only) describes its scikit-learn estimator
     (:class:`EstimatorSpec`, :mod:`kernlearn_cli.estimators`); None for none.  When its iteration budget
     runs out, a solver's certificate says so with a word of :data:`kernlearn_cli.types.CAPPED`.
+    ``checks`` (every kind) declares what the generic checks need (:class:`Checks`,
+    :func:`kernlearn_cli.testing.check_solver`).
     """
 
     name: str
@@ -68,10 +70,12 @@ class Entry:
     warmup: bool | dict = False
     budget: str = ""
     estimator: EstimatorSpec | None = None
+    #: What the generic checks of :mod:`kernlearn_cli.testing` need of it (:class:`Checks`); None: not declared.
+    checks: Checks | None = None
     #: Setting -> its annotation with the ``Annotated`` metadata (evaluated once, at registration) ...
     hints: dict[str, Any] = field(default_factory=dict)
-    #: ... and its check, ``(value, where) -> converted value`` (:func:`kernlearn_cli.params.compile_check`).
-    checks: dict[str, Callable[[Any, str], Any]] = field(default_factory=dict)
+    #: ... and its validator, ``(value, where) -> converted value`` (:func:`kernlearn_cli.params.compile_check`).
+    validators: dict[str, Callable[[Any, str], Any]] = field(default_factory=dict)
 
     def enforces_exactly(self, params: dict) -> bool:
         """True when the solver with settings ``params`` (as bound) enforces every constraint exactly."""
@@ -96,6 +100,50 @@ class Entry:
 
 
 @dataclass(frozen=True)
+class Checks:
+    """What the generic checks (:mod:`kernlearn_cli.testing`) need of a component, declared beside it in
+    its ``register(..., checks=Checks(...))``.
+
+    Parameters
+    ----------
+    instance : str or callable, optional
+        Solvers: a small instance, ``seed -> (G0, constraints, keyword arguments)`` (the keyword
+        arguments are the runner's, e.g. ``dataset``, and settings the instance needs), or the
+        ``"module:function"`` that is one (imported when a check runs, so a run never imports it).
+    alternatives : dict
+        Per setting, another valid value; the check runs the component with its default and with the
+        value and wants another result (every setting needs one).
+    unused : dict
+        Per setting whose alternative does not change the result on the instance: why.
+    together : dict
+        Per setting, settings both runs of its alternative need (e.g. ``{"stop": {"slack": 1.0}}``).
+    settings_instance : str or callable, optional
+        Solvers: the instance the alternatives run on, when not ``instance``.
+    base : dict
+        The other kinds: settings both runs need on the check's instance, where a default does not
+        apply to it (e.g. a generator's ``count`` on 40 points).
+
+    The other kinds' checks run on a shared instance (:mod:`kernlearn_cli.testing.checks`); an
+    evaluator may name its own factor as ``instance`` (``seed -> (G, dataset)``).
+    """
+
+    instance: Any = None
+    alternatives: dict = field(default_factory=dict)
+    unused: dict = field(default_factory=dict)
+    together: dict = field(default_factory=dict)
+    settings_instance: Any = None
+    base: dict = field(default_factory=dict)
+
+    def make(self, seed: int, settings: bool = False):
+        """The instance (``settings``: the one the alternatives run on) for ``seed``."""
+        build = (self.settings_instance if settings and self.settings_instance is not None else self.instance)
+        if isinstance(build, str):
+            module, _, name = build.partition(":")
+            build = getattr(importlib.import_module(module), name)
+        return build(seed)
+
+
+@dataclass(frozen=True)
 class EstimatorSpec:
     """A solver's scikit-learn estimator (:func:`kernlearn_cli.estimators.estimator_class`).
 
@@ -113,6 +161,10 @@ class EstimatorSpec:
     constraint_defaults : dict
         The generator's settings when ``constraint_params`` is None (with a ``reference`` kernel spec,
         as a config's ``constraints.reference``).
+    check_settings : dict
+        Settings that let the estimator fit scikit-learn's tiny check data (10-30 points, 1-5 features).
+    expected_failed : dict
+        scikit-learn check name -> why it cannot apply to this estimator.
     """
 
     name: str
@@ -120,6 +172,14 @@ class EstimatorSpec:
     kernel: str = "linear"
     constraints: str = "idealized_pairs"
     constraint_defaults: dict = field(default_factory=dict)
+    check_settings: dict = field(default_factory=dict)
+    expected_failed: dict = field(default_factory=dict)
+
+
+#: scikit-learn's checks a transductive estimator cannot pass (:attr:`EstimatorSpec.expected_failed`).
+TRANSDUCTIVE_CHECKS = dict.fromkeys(
+    ("check_methods_sample_order_invariance", "check_methods_subset_invariance", "check_fit_idempotent"),
+    "transductive: it transforms its training points only, and this check transforms others")
 
 
 def settings(func: Callable) -> dict[str, inspect.Parameter]:
@@ -146,7 +206,7 @@ class Registry:
 
     def register(self, name: str, *, triplets: bool = False, instead_of_kernel: str = "", inductive: str = "",
                  exact: bool | tuple[str, ...] = False, warmup: bool | dict = False, budget: str = "",
-                 estimator: EstimatorSpec | None = None):
+                 estimator: EstimatorSpec | None = None, checks: Checks | None = None):
         """Decorator registering ``func`` under ``name``.
 
         Parameters
@@ -176,6 +236,8 @@ class Registry:
             (default) for none.
         estimator : EstimatorSpec, optional
             For solvers: its scikit-learn estimator; None (default) for none.
+        checks : Checks, optional
+            What the generic checks need of it (:class:`Checks`, :mod:`kernlearn_cli.testing`).
 
         Raises
         ------
@@ -201,18 +263,18 @@ class Registry:
             if budget and budget not in hints:
                 raise ValueError(f"{self.kind} '{name}': budget must name one of its settings "
                                  f"({', '.join(hints) or 'none'}), got {budget!r}.")
-            checks = {key: compile_check(tp) for key, tp in hints.items()}
+            validators = {key: compile_check(tp) for key, tp in hints.items()}
             where = f"{self.kind} '{name}'"
 
             @functools.wraps(func)
             def checked(*args, **kwargs):
-                return func(*args, **{k: checks[k](v, f"{where}: {k}") if k in checks else v
+                return func(*args, **{k: validators[k](v, f"{where}: {k}") if k in validators else v
                                       for k, v in kwargs.items()})
 
             self._entries[name] = Entry(name, checked, doc.split("\n\n")[0].replace("\n", " "), triplets=triplets,
                                         instead_of_kernel=instead_of_kernel, inductive=inductive, exact=exact,
-                                        warmup=warmup, budget=budget, estimator=estimator, hints=hints,
-                                        checks=checks)
+                                        warmup=warmup, budget=budget, estimator=estimator,
+                                        checks=checks, hints=hints, validators=validators)
             return checked
         return deco
 
@@ -267,7 +329,7 @@ class Registry:
                 valid = ", ".join(sorted(allowed)) or "(none)"
                 raise ConfigError(f"{where}: unknown key '{key}' for {self.kind} '{entry.name}'."
                                   f"{did_you_mean(key, allowed)} Valid keys: {valid}.")
-            params[key] = entry.checks[key](value, f"{where}.{key}")
+            params[key] = entry.validators[key](value, f"{where}.{key}")
         missing = [p for p, par in allowed.items() if par.default is inspect.Parameter.empty
                    and p not in params]
         if missing:

@@ -13,7 +13,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from kernlearn_cli.types import KIND_CODE, PAIR_KINDS, Constraints
+from kernlearn_cli.testing.instances import (definiteboost_instance, feasible_instance, meg_stream,  # noqa: F401
+                                             random_factor, trin_instance)
 
 REPO = Path(__file__).resolve().parents[1]
 #: The dataset mirror beside the clone (CI and this workplace), used when KERNLEARN_DATA_MIRROR is unset.
@@ -60,79 +61,8 @@ def gyrb_standin(home: Path) -> Path:
 
 # ---- problem instances ---------------------------------------------------------------------------
 
-def feasible_instance(seed, n=40, r=6, c=25, kinds=PAIR_KINDS, full_rank=False):
-    """Random G0 and constraints that a known K* = G0 M* G0^T satisfies (so a solution exists)."""
-    rng = np.random.default_rng(seed)
-    G0 = rng.standard_normal((n, n if full_rank else r))
-    R = rng.standard_normal((G0.shape[1],) * 2) * 0.3
-    Kstar = G0 @ (np.eye(G0.shape[1]) + R @ R.T) @ G0.T
-    i = rng.integers(0, n, c)
-    j = (i + 1 + rng.integers(0, n - 1, c)) % n
-    kind = rng.choice(kinds, c)
-    dist = Kstar[i, i] + Kstar[j, j] - 2 * Kstar[i, j]
-    sim = Kstar[i, j]
-    val = np.where(np.char.startswith(kind.astype(str), "dist"), dist, sim)
-    slackv = 0.1 * np.abs(val) + 0.05
-    bound = np.select([np.char.endswith(kind.astype(str), "le"), np.char.endswith(kind.astype(str), "ge")],
-                      [val + slackv, val - slackv], val)
-    return G0, Constraints.from_lists(i, j, kind, bound)
-
-
 def relative_violation(G, C):
     return C.violations(G) / np.maximum(np.abs(C.bound), 1e-12)
-
-
-def definiteboost_instance(seed, n=10, c=14, kinds=PAIR_KINDS, rank=None):
-    """Identity (or rank-`rank`) start and constraints met by a known kernel T with tr T = tr K0."""
-    rng = np.random.default_rng(seed)
-    if rank is None:
-        G0 = np.eye(n)
-        X = rng.standard_normal((n, 3))
-        T = X @ X.T + 0.5 * np.eye(n)
-    else:
-        G0 = rng.standard_normal((n, rank))
-        R = rng.standard_normal((rank, rank)) * 0.4
-        T = G0 @ (np.eye(rank) + R @ R.T) @ G0.T
-    T *= np.trace(G0 @ G0.T) / np.trace(T)
-    i = rng.integers(0, n, c)
-    j = (i + 1 + rng.integers(0, n - 1, c)) % n
-    kind = rng.choice(kinds, c).astype(str)
-    val = np.where(np.char.startswith(kind, "dist"), T[i, i] + T[j, j] - 2 * T[i, j], T[i, j])
-    slack = 0.05 * np.abs(val) + 0.01
-    bound = np.select([np.char.endswith(kind, "le"), np.char.endswith(kind, "ge")], [val + slack, val - slack], val)
-    return G0, Constraints.from_lists(i, j, kind, bound)
-
-
-def random_factor(rng, n, r=None, cond=20.0):
-    """A full-rank (r = n) or low-rank random kernel factor with moderate conditioning."""
-    r = n if r is None else r
-    Q, _ = np.linalg.qr(rng.standard_normal((n, n)))
-    return Q[:, :r] * np.sqrt(np.geomspace(1.0, 1.0 / cond, r))
-
-
-def meg_stream(rng, G_ref, count, noise=0.0, sim_share=0.0):
-    """dist_eq / sim_eq examples labelled by K_ref = G_ref G_refᵀ, optionally with label noise."""
-    n = G_ref.shape[0]
-    K = G_ref @ G_ref.T
-    i = rng.integers(0, n, count)
-    j = (i + 1 + rng.integers(0, n - 1, count)) % n
-    sim = rng.random(count) < sim_share
-    j = np.where(sim & (rng.random(count) < 0.3), i, j)           # a few diagonal entries K_ii
-    y = np.where(sim, K[i, j], K[i, i] + K[j, j] - 2 * K[i, j])
-    y = y + noise * np.abs(y).mean() * rng.standard_normal(count)
-    kind = np.where(sim, KIND_CODE["sim_eq"], KIND_CODE["dist_eq"]).astype(np.int8)
-    return Constraints(i, j, kind, y)
-
-
-def trin_instance(seed=0, n=24, rate=0.03):
-    rng = np.random.default_rng(seed)
-    X = rng.normal(size=(n, 4))
-    y = rng.integers(0, 3, n)
-    K0 = np.exp(-((X[:, None] - X[None]) ** 2).sum(-1) / 8.0) + 1e-2 * np.eye(n)
-    tr = [(i, j, k) for i in range(n) for j in range(n) for k in range(n)
-          if y[i] != y[j] and y[i] == y[k] and i != k and rng.random() < rate]
-    tr = np.array(tr)
-    return X, y, np.linalg.cholesky(K0), Constraints.triplets(tr[:, 0], tr[:, 1], tr[:, 2])
 
 
 #: A tiny study (12 Burg cells on iris, a few seconds): its experiment's config and its study file, one

@@ -1,8 +1,9 @@
 """Certified results: every registered solver's ``converged`` is earned by its certificate, and the
 certificate agrees with one computed here, independently, from the returned factor.
 
-Each solver has a small instance in ``INSTANCES`` of tests/solver_specs.py; a solver registered without
-one fails ``test_every_registered_solver_has_an_instance``, so a new solver cannot skip this test.
+Each solver declares a small instance beside itself (``register(..., checks=Checks(instance=...))``,
+:class:`kernlearn_cli.registry.Checks`); a solver registered without one fails
+tests/test_testing.py's declaration check, so a new solver cannot skip this test.
 """
 
 import math
@@ -20,18 +21,13 @@ from kernlearn_cli.types import KINDS, SolverResult
 
 from helpers import slow_for
 from reference import burg_divergence_dense, constraint_matrices, trin_constraint_matrices
-from solver_specs import INSTANCES
 
 
 def solve(name, seed, **extra):
-    G0, C, kw = INSTANCES[name](seed)
+    G0, C, kw = solvers.get(name).checks.make(seed)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         return solvers.get(name).func(G0, C, **kw, **extra), G0, C, kw
-
-
-def test_every_registered_solver_has_an_instance():
-    assert set(solvers.names()) == set(INSTANCES)
 
 
 # ---- independent recomputations -------------------------------------------------------------
@@ -201,7 +197,7 @@ def test_convergence_does_not_apply(name):
         assert f["bound_holds"] == (f["cumulative_loss"] <= f["loss_bound"])
 
 
-@pytest.mark.parametrize("name", slow_for(sorted(INSTANCES), {"pr_cg"}))
+@pytest.mark.parametrize("name", slow_for(solvers.names(), {"pr_cg"}))
 def test_converged_is_earned_and_the_certificate_is_stored(name, tmp_path):
     """converged == all checks met (None where it does not apply); the factors file keeps it all."""
     if name == "pcp_sdp":

@@ -36,7 +36,6 @@ def compiled() -> list[str]:
 
 def workload() -> dict:
     from kernlearn_cli.registry import solvers
-    from solver_specs import INSTANCES
     from helpers import feasible_instance
 
     out = {}
@@ -56,7 +55,7 @@ def workload() -> dict:
         for name in compiled():
             for seed in range(2):
                 for k, more in enumerate(extra.get(name, [{}])):
-                    G0, C, kw = INSTANCES[name](seed)
+                    G0, C, kw = solvers.get(name).checks.make(seed)
                     if "slack" in more:
                         G0, C = feasible_instance(seed, n=30, r=5, c=12, kinds=("dist_le", "dist_ge"))
                     keep(f"{name}/{seed}/{k}", solvers.get(name).func(G0, C, **{**kw, **more}))

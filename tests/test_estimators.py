@@ -14,26 +14,27 @@ from sklearn.datasets import load_iris
 from threadpoolctl import threadpool_limits
 
 from helpers import REPO, kernlearn, slow_for
-from solver_specs import CHECK_SETTINGS, EXPECTED_FAILED
 from kernlearn_cli.estimators import ESTIMATORS, BurgKernel, MEGKernel, cell_seed
 from kernlearn_cli.io import read_factors
+from kernlearn_cli.registry import solvers
 from kernlearn_cli.solvers.protocol import ConvergenceWarning
 
 
 @pytest.mark.parametrize("solver", slow_for(sorted(ESTIMATORS), {"definiteboost", "meg", "pr_cg"}))
 def test_sklearn_estimator_checks(solver):
-    """Every check passes except those listed (with the reason) in EXPECTED_FAILED, which must fail."""
+    """Every check passes except those listed (with the reason) in its EstimatorSpec(expected_failed=...), which must fail."""
     from sklearn.utils.estimator_checks import check_estimator
 
-    est = ESTIMATORS[solver](**CHECK_SETTINGS.get(solver, {}))
+    est = ESTIMATORS[solver](**solvers.get(solver).estimator.check_settings)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        results = check_estimator(est, expected_failed_checks=EXPECTED_FAILED.get(solver, {}), on_fail=None)
+        results = check_estimator(est, expected_failed_checks=solvers.get(solver).estimator.expected_failed,
+                                  on_fail=None)
     status = {r["check_name"]: r["status"] for r in results}
     failed = {name: str(r["exception"])[:300] for r in results if r["status"] == "failed" for name in [r["check_name"]]}
     assert not failed, failed
     assert sum(s == "passed" for s in status.values()) >= 35
-    assert all(status.get(name) == "xfail" for name in EXPECTED_FAILED.get(solver, {})), status
+    assert all(status.get(name) == "xfail" for name in solvers.get(solver).estimator.expected_failed), status
 
 
 def test_pipeline_with_a_classifier_and_grid_search():
@@ -110,7 +111,7 @@ def test_random_state_follows_scikit_learns_convention(random_state):
 def test_one_class_labels_are_refused_where_constraints_are_drawn_from_them(solver):
     """Every estimator that draws its constraints from y refuses a y of one class (no dissimilar pair)."""
     X, y = load_iris(return_X_y=True)
-    est = ESTIMATORS[solver](**CHECK_SETTINGS.get(solver, {}))
+    est = ESTIMATORS[solver](**solvers.get(solver).estimator.check_settings)
     if est.constraints == "distance_stream":        # MEG's stream needs no labels
         assert est.fit(X[:20], y[:20]).G_.shape == (20, 20)
         return

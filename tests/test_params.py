@@ -186,7 +186,7 @@ def test_defaults_satisfy_their_declarations_and_optional_settings_take_none():
     """Every default passes its own check (a tuple as the list a config would give), and a setting declared ``... | None`` takes None."""
     optional = 0
     for key, name, setting, tp in declared():
-        check = REGISTRIES[key].get(name).checks[setting]
+        check = REGISTRIES[key].get(name).validators[setting]
         default = REGISTRIES[key].get(name).parameters()[setting].default
         if default is not inspect.Parameter.empty:
             expected = list(default) if isinstance(default, tuple) else default      # tuples come back as lists

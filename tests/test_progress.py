@@ -14,18 +14,17 @@ from kernlearn_cli.registry import solvers
 from kernlearn_cli.solvers.protocol import Checked, ConvergenceWarning
 
 from helpers import slow_for
-from solver_specs import INSTANCES
 
 #: Certificate checks decided after the iterations, not by them (TRIN's bound on f - f*, its path budget).
 AFTER = {"gap_bound", "unsolved_path_points"}
 
-CASES = [(name, {}) for name in sorted(INSTANCES) if "callback" in inspect.signature(solvers.get(name).func).parameters]
+CASES = [(name, {}) for name in solvers.names() if "callback" in inspect.signature(solvers.get(name).func).parameters]
 CASES.append(("trin", {"stop": "relative", "tol": 1e-3}))
 
 
 def solve(name, seed, **settings):
     """The solver on test_certificates' instance, ``settings`` replacing the instance's."""
-    G0, C, kw = INSTANCES[name](seed)
+    G0, C, kw = solvers.get(name).checks.make(seed)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         return solvers.get(name).func(G0, C, **{**kw, **settings})

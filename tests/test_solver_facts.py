@@ -26,7 +26,6 @@ from kernlearn_cli.runner import iteration_limit, run_config
 from kernlearn_cli.solvers.protocol import CAPPED, STOP_REASONS, Certificate, Checked, ConvergenceWarning, finish
 from kernlearn_cli.types import SolverResult
 
-from solver_specs import INSTANCES
 
 TOY = "toy_rounds"
 
@@ -107,12 +106,12 @@ def test_an_undeclared_stop_reason_is_refused():
         Certificate(rule="r", stopped_by="max_seconds")
 
 
-@pytest.mark.parametrize("name", sorted(n for n in INSTANCES if solvers.get(n).budget))
+@pytest.mark.parametrize("name", [n for n in solvers.names() if solvers.get(n).budget])
 def test_a_solver_out_of_budget_says_so_with_a_capped_word(name):
     """Each solver's instance with its budget at 1: the run stops capped, or has converged (or convergence
     does not apply: MEG's trials), never with a word the tables would read as a value."""
     entry = solvers.get(name)
-    G0, C, kw = INSTANCES[name](0)
+    G0, C, kw = solvers.get(name).checks.make(0)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         res = entry.func(G0, C, **{**kw, entry.budget: 1})

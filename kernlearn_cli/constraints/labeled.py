@@ -8,7 +8,7 @@ import numpy as np
 
 from ..errors import ConfigError, DataError
 from ..params import Fraction, NonNegativeInt
-from ..registry import constraints
+from ..registry import Checks, constraints
 from ..kinds import DIST_GE, DIST_LE, SIM_EQ
 from ..types import Constraints
 
@@ -27,7 +27,11 @@ def label_name(ds, c) -> str:
     return repr(int(c))
 
 
-@constraints.register("labeled_subset")
+@constraints.register("labeled_subset", checks=Checks(
+    alternatives={"fraction": 0.5, "count": 12, "form": "distances", "epsilon": 0.5,
+                  "every_class": True},
+    unused={"epsilon": "only read with form: distances (the instance's base form is 'ideal')"},
+    together={"fraction": {"count": 0, "fraction": 0.25}}, base={"count": 8}))
 def labeled_subset(ds, G_ref, *, rng, fraction: Fraction = 0.0, count: NonNegativeInt = 0,
                    form: Literal["ideal", "distances"] = "ideal", epsilon: Fraction = 0.25,
                    every_class: bool = False) -> Constraints:

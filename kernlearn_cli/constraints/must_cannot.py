@@ -6,7 +6,7 @@ import numpy as np
 
 from ..errors import ConfigError
 from ..params import NonNegativeInt, Positive
-from ..registry import constraints
+from ..registry import Checks, constraints
 from ..kinds import SIM_EQ
 from ..types import Constraints
 
@@ -33,7 +33,7 @@ def _distinct_pairs(y: np.ndarray, count: int, same: bool, rng: np.random.Genera
     return np.array(list(chosen), dtype=np.int64).reshape(-1, 2)
 
 
-@constraints.register("must_cannot")
+@constraints.register("must_cannot", checks=Checks(alternatives={"fraction": 0.3, "count": 10}))
 def must_cannot(ds, G_ref, *, rng, fraction: Positive = 0.6, count: NonNegativeInt = 0) -> Constraints:
     """Hu & Kwok (2013) / Hoi et al. (2007): round(fraction n) must-link pairs from the same class,
     as many cannot-link pairs from different classes, and the n pairs (i, i).

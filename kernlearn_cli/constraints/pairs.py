@@ -11,7 +11,7 @@ import numpy as np
 from ..errors import ConfigError, DataError
 from ..io import input_files
 from ..params import Fraction, Interval, Length, PositiveInt
-from ..registry import constraints
+from ..registry import Checks, constraints
 from ..kinds import DIST_GE, DIST_LE, PAIR_KINDS
 from ..types import Constraints
 
@@ -87,7 +87,7 @@ def _labelled_pairs(ds, G_ref, rng, count: int, epsilon: float, name: str) -> Co
     return Constraints(i, j, kind, bound)
 
 
-@constraints.register("random_pairs")
+@constraints.register("random_pairs", checks=Checks(alternatives={"count": 20}))
 def random_pairs(ds, G_ref, *, rng, count: PositiveInt = 100) -> Constraints:
     """Random labelled pairs, Kulis et al. Sec. 6 (GyrB): same class d(i,j) <= b, else d(i,j) >= b.
 
@@ -114,7 +114,7 @@ def random_pairs(ds, G_ref, *, rng, count: PositiveInt = 100) -> Constraints:
     return _labelled_pairs(ds, G_ref, rng, count, 0.0, "random_pairs")
 
 
-@constraints.register("idealized_pairs")
+@constraints.register("idealized_pairs", checks=Checks(alternatives={"count": 20, "epsilon": 0.5}))
 def idealized_pairs(ds, G_ref, *, rng, count: PositiveInt = 100, epsilon: Fraction = 0.25) -> Constraints:
     """Random labelled pairs pushed toward an ideal kernel (Kulis et al. Sec. 6, Digits).
 
@@ -136,7 +136,7 @@ def idealized_pairs(ds, G_ref, *, rng, count: PositiveInt = 100, epsilon: Fracti
 Percentiles = Annotated[list[Annotated[float, Interval(0, 100)]], Length(2, 2)]
 
 
-@constraints.register("itml_pairs")
+@constraints.register("itml_pairs", checks=Checks(alternatives={"count": 20, "percentiles": [10.0, 90.0]}))
 def itml_pairs(ds, G_ref, *, rng, count: PositiveInt = 100, percentiles: Percentiles = (5.0, 95.0)) -> Constraints:
     r"""Random labelled pairs with ITML's thresholds (Davis et al. 2007; Li et al. 2009, Sec. 6.1).
 
@@ -205,7 +205,7 @@ def itml_pairs(ds, G_ref, *, rng, count: PositiveInt = 100, percentiles: Percent
     return Constraints(i, j, np.where(same, DIST_LE, DIST_GE), np.where(same, u, l))
 
 
-@constraints.register("from_file")
+@constraints.register("from_file", checks=Checks(alternatives={"path": "b.csv"}, base={"path": "a.csv"}))
 def from_file(ds, G_ref, *, rng, path: str) -> Constraints:
     """Constraints from a CSV file: pairs (header ``i,j,kind,bound``) or triplets (header ``i,j,k``).
 

@@ -12,7 +12,7 @@ import numpy as np
 
 from ..errors import DataError
 from ..params import PositiveInt
-from ..registry import constraints
+from ..registry import Checks, constraints
 from ..kinds import DIST_EQ
 from ..types import Constraints
 
@@ -30,7 +30,7 @@ def random_ordered_pairs(n: int, count: int, rng: np.random.Generator) -> tuple[
     return i.astype(np.int64), j.astype(np.int64)
 
 
-@constraints.register("distance_stream")
+@constraints.register("distance_stream", checks=Checks(alternatives={"count": 50}))
 def distance_stream(ds, G_ref, *, rng, count: PositiveInt = 1000) -> Constraints:
     r"""Random entries of a target kernel as quantitative distance examples (Tsuda et al. 2005, Sec. 5).
 

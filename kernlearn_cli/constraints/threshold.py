@@ -28,7 +28,7 @@ import numpy as np
 
 from ..errors import ConfigError, DataError
 from ..params import Positive
-from ..registry import constraints
+from ..registry import Checks, constraints
 from ..kinds import DIST_LE
 from ..types import Constraints
 
@@ -55,7 +55,7 @@ def close_pairs(G: np.ndarray, gamma: float, trace: float) -> tuple[np.ndarray, 
     return i[order].astype(np.int64), j[order].astype(np.int64)
 
 
-@constraints.register("threshold_pairs")
+@constraints.register("threshold_pairs", checks=Checks(alternatives={"gamma": 5.0, "gamma_scale": 0.5}))
 def threshold_pairs(ds, G_ref, *, rng, gamma: Positive | None = None, gamma_scale: Positive = 0.2) -> Constraints:
     """All close pairs of the reference kernel as distance bounds (Tsuda et al. 2005, Sec. 5).
 

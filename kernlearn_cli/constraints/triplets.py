@@ -21,7 +21,7 @@ from scipy.spatial.distance import cdist
 from ..errors import ConfigError, DataError
 from ..graph import Scaling, scale_features as _scale
 from ..params import Interval, PositiveInt
-from ..registry import constraints
+from ..registry import Checks, constraints
 from ..types import Constraints
 from .labeled import label_name
 
@@ -58,7 +58,8 @@ def nearest(anchors: np.ndarray, candidates: np.ndarray, Z: np.ndarray, count: i
     return out
 
 
-@constraints.register("neighbor_triplets")
+@constraints.register("neighbor_triplets", checks=Checks(
+    alternatives={"fraction": 0.8, "in_class": 3, "out_class": 3, "scale_features": "minmax"}))
 def neighbor_triplets(ds, G_ref, *, rng, fraction: Annotated[float, Interval(0, 1, closed="right")] = 0.5,
                       in_class: PositiveInt = 10, out_class: PositiveInt = 10,
                       scale_features: Scaling = "none") -> Constraints:

@@ -18,7 +18,7 @@ import numpy as np
 
 from ..errors import ConfigError
 from ..params import Interval, NonNegativeInt, Positive, PositiveInt
-from ..registry import datasets
+from ..registry import Checks, datasets
 from ..types import Dataset
 from ._validate import check_finite
 
@@ -39,7 +39,7 @@ def _finish(name: str, X: np.ndarray, y: np.ndarray, rng: np.random.Generator, *
                    meta={"source": "kernlearn_cli.data.synthetic", **meta})
 
 
-@datasets.register("chessboard")
+@datasets.register("chessboard", checks=Checks(alternatives={"n": 50, "seed": 1, "board": 3}))
 def chessboard(*, n: AtLeastTwo = 100, seed: NonNegativeInt = 0, board: AtLeastTwo = 2) -> Dataset:
     """board x board chessboard: n points in [0, board)^2, 2 classes by cell colour (Hu & Kwok 2013, 100 x 2).
 
@@ -74,7 +74,7 @@ def chessboard(*, n: AtLeastTwo = 100, seed: NonNegativeInt = 0, board: AtLeastT
                    n=n, seed=seed, board=board)
 
 
-@datasets.register("double_spiral")
+@datasets.register("double_spiral", checks=Checks(alternatives={"n": 50, "seed": 1, "noise": 0.1}))
 def double_spiral(*, n: AtLeastTwo = 100, seed: NonNegativeInt = 0, noise: Noise = 0.02) -> Dataset:
     """Two interleaved 3-D spirals: n points, 2 classes (Hu & Kwok 2013 "dbl-spiral", 100 x 3).
 
@@ -109,7 +109,7 @@ def double_spiral(*, n: AtLeastTwo = 100, seed: NonNegativeInt = 0, noise: Noise
                    n=n, seed=seed, noise=float(noise))
 
 
-@datasets.register("two_gaussians")
+@datasets.register("two_gaussians", checks=Checks(alternatives={"n": 50, "dim": 5, "seed": 1}, base={"n": 40, "dim": 3}))
 def two_gaussians(*, n: AtLeastTwo = 1000, dim: PositiveInt = 10, seed: NonNegativeInt = 0) -> Dataset:
     """Two Gaussians N(+1, I) and N(-1, I) in ``dim`` dimensions (Hu & Kwok 2013, Sec. 4.2).
 
@@ -134,7 +134,8 @@ def two_gaussians(*, n: AtLeastTwo = 1000, dim: PositiveInt = 10, seed: NonNegat
                    class_means=[1.0, -1.0], n=n, dim=dim, seed=seed)
 
 
-@datasets.register("gyrb_like")
+@datasets.register("gyrb_like", checks=Checks(
+    alternatives={"n": 40, "classes": 2, "dim": 5, "near_duplicates": 4, "offset": 0.01, "seed": 1}))
 def gyrb_like(*, n: AtLeastTwo = 52, classes: AtLeastTwo = 3, dim: PositiveInt = 10,
               near_duplicates: NonNegativeInt = 12, offset: Positive = 1e-3, seed: NonNegativeInt = 0) -> Dataset:
     """A synthetic stand-in with GyrB's shape: 52 points of 3 species, some of them near-identical.

@@ -14,7 +14,7 @@ import numpy as np
 
 from ..errors import DataError
 from ..params import Interval, Length, NonNegativeInt
-from ..registry import datasets
+from ..registry import Checks, datasets
 from ..types import Dataset
 from ._validate import check_finite, encode_labels, rectangular, to_float
 from .catalogue import fetch, provenance
@@ -113,7 +113,7 @@ def uspst() -> Dataset:
     return _table("uspst", "zip.test.gz", sep=None, label=0)
 
 
-@datasets.register("breast_cancer_wisconsin")
+@datasets.register("breast_cancer_wisconsin", checks=Checks(alternatives={"missing": "impute"}))
 def breast_cancer_wisconsin(*, missing: Literal["drop", "impute"] = "drop") -> Dataset:
     """UCI Breast Cancer Wisconsin (Original): 699 x 9, 2 classes (2 benign 458, 4 malignant 241).
 
@@ -144,7 +144,7 @@ def breast_cancer_wisconsin(*, missing: Literal["drop", "impute"] = "drop") -> D
                     rows_with_missing=int(rows.sum()), **provenance("breast_cancer_wisconsin"))
 
 
-@datasets.register("pendigits")
+@datasets.register("pendigits", checks=Checks(alternatives={"digits": [1, 2], "n": 100, "subset_seed": 1}))
 def pendigits(*, digits: Annotated[list[Annotated[int, Interval(0, 9)]], Length(1)] = [3, 8, 9],  # noqa: B006
               n: NonNegativeInt = 317, subset_seed: NonNegativeInt = 0) -> Dataset:
     """UCI Pen-based handwritten digits, by default the 317-point subset of digits 3, 8, 9.
@@ -226,7 +226,7 @@ def _adult(k: int, split: Split) -> Dataset:
     return _dataset(name, X, labels, f"dataset '{name}'", split=split, **provenance(name, used))
 
 
-@datasets.register("adult_a1a")
+@datasets.register("adult_a1a", checks=Checks(alternatives={"split": "test"}))
 def adult_a1a(*, split: Split = "train") -> Dataset:
     """LIBSVM adult a1a: UCI Adult, 123 binary features, 2 classes; 1605 train / 30956 test rows.
 
@@ -242,7 +242,7 @@ def adult_a1a(*, split: Split = "train") -> Dataset:
     return _adult(1, split)
 
 
-@datasets.register("adult_a2a")
+@datasets.register("adult_a2a", checks=Checks(alternatives={"split": "test"}))
 def adult_a2a(*, split: Split = "train") -> Dataset:
     """LIBSVM adult a2a: UCI Adult, 123 binary features, 2 classes; 2265 train / 30296 test rows.
 
@@ -256,7 +256,7 @@ def adult_a2a(*, split: Split = "train") -> Dataset:
     return _adult(2, split)
 
 
-@datasets.register("adult_a3a")
+@datasets.register("adult_a3a", checks=Checks(alternatives={"split": "test"}))
 def adult_a3a(*, split: Split = "train") -> Dataset:
     """LIBSVM adult a3a: UCI Adult, 123 binary features, 2 classes; 3185 train / 29376 test rows.
 
@@ -285,7 +285,7 @@ def _adult_approx(k: int, subset_seed: int) -> Dataset:
                     pool_size=pool.n, subset_rule=rule, **provenance("adult_a1a", ["a1a", "a1a.t"]))
 
 
-@datasets.register("adult_a4a_approx")
+@datasets.register("adult_a4a_approx", checks=Checks(alternatives={"subset_seed": 1}))
 def adult_a4a_approx(*, subset_seed: NonNegativeInt = 0) -> Dataset:
     """An APPROXIMATION of LIBSVM adult a4a: 4781 random UCI Adult rows, 123 binary features, 2 classes.
 
@@ -307,7 +307,7 @@ def adult_a4a_approx(*, subset_seed: NonNegativeInt = 0) -> Dataset:
     return _adult_approx(4, subset_seed)
 
 
-@datasets.register("adult_a5a_approx")
+@datasets.register("adult_a5a_approx", checks=Checks(alternatives={"subset_seed": 1}))
 def adult_a5a_approx(*, subset_seed: NonNegativeInt = 0) -> Dataset:
     """An APPROXIMATION of LIBSVM adult a5a: 6414 random UCI Adult rows, 123 binary features, 2 classes.
 
@@ -323,7 +323,7 @@ def adult_a5a_approx(*, subset_seed: NonNegativeInt = 0) -> Dataset:
     return _adult_approx(5, subset_seed)
 
 
-@datasets.register("adult_a6a_approx")
+@datasets.register("adult_a6a_approx", checks=Checks(alternatives={"subset_seed": 1}))
 def adult_a6a_approx(*, subset_seed: NonNegativeInt = 0) -> Dataset:
     """An APPROXIMATION of LIBSVM adult a6a: 11220 random UCI Adult rows, 123 binary features, 2 classes.
 

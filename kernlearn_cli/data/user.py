@@ -8,7 +8,7 @@ from typing import Literal
 import numpy as np
 
 from ..errors import ConfigError, DataError
-from ..registry import datasets
+from ..registry import Checks, datasets
 from ..types import Dataset
 from ._validate import check_features, check_kernel, encode_labels, is_number, label_lines, rectangular, to_float
 from ..io import input_files
@@ -170,7 +170,7 @@ def read_labels(path: Path, n: int) -> tuple[np.ndarray, list]:
     return encode_labels(label_lines(path.read_text(), str(path)), str(path), n, lines=True)
 
 
-@datasets.register("gyrb")
+@datasets.register("gyrb", checks=Checks(alternatives={"path": "other"}))
 def gyrb(*, path: str = "") -> Dataset:
     """GyrB protein kernel of Tsuda et al.: 52 x 52 precomputed kernel, 3 species (user-supplied).
 
@@ -201,7 +201,9 @@ def gyrb(*, path: str = "") -> Dataset:
                          "inputs": input_files(*found.values())})
 
 
-@datasets.register("files")
+@datasets.register("files", checks=Checks(
+    alternatives={"features": "b.csv", "labels": "b.txt", "kernel": "k.npy", "header": True,
+                  "index_column": True}))
 def files(*, features: str = "", labels: str = "", kernel: str = "", header: Layout = "auto",
           index_column: Layout = "auto") -> Dataset:
     """Your own data: a feature matrix or a precomputed kernel, with optional labels.

@@ -10,7 +10,7 @@ import numpy as np
 
 from ..errors import ConfigError
 from ..params import Fraction, Length
-from ..registry import evaluators
+from ..registry import Checks, evaluators
 
 
 @evaluators.register("constraint_violation")
@@ -32,7 +32,7 @@ def constraint_violation(G: np.ndarray, ds, *, rng, constraints, result) -> dict
             "bound_spread": float(b.min() / b.max()) if len(b) and b.max() > 0 else float("nan")}
 
 
-@evaluators.register("kernel_condition")
+@evaluators.register("kernel_condition", checks=Checks(alternatives={"rank_tol": 0.5}))
 def kernel_condition(G: np.ndarray, ds, *, rng, rank_tol: Fraction = 1e-10) -> dict:
     """Condition number of K = G G^T on its range, (s_max / s_min)^2 over the singular values of G
     above ``rank_tol`` times the largest, and that rank. With solver ``initial`` it describes K0:
@@ -48,7 +48,7 @@ def kernel_condition(G: np.ndarray, ds, *, rng, rank_tol: Fraction = 1e-10) -> d
     return {"condition": float((s[0] / s[-1]) ** 2) if len(s) else float("nan"), "kernel_rank": float(len(s))}
 
 
-@evaluators.register("solver_info")
+@evaluators.register("solver_info", checks=Checks(alternatives={"keys": ["slack"]}, base={"keys": ["rank"]}))
 def solver_info(G: np.ndarray, ds, *, rng, result, keys: Annotated[list[str], Length(1)]) -> dict:
     """Numbers the solver recorded in its info, as metrics a table can show beside the scores: e.g.
     ``keys: [gamma]`` for the gamma that ``admm`` chose from a list by held-out pairs.

@@ -9,7 +9,7 @@ import numpy as np
 
 from ..errors import ConfigError
 from ..params import Interval, Positive
-from ..registry import evaluators
+from ..registry import Checks, evaluators
 from ._common import labeled_split, require_labels, seed_from
 
 
@@ -89,7 +89,9 @@ def cross_validated_C(X: np.ndarray, y: np.ndarray, grid, folds: int, seed: int)
     return best[1], float(best[0])
 
 
-@evaluators.register("svm_accuracy")
+@evaluators.register("svm_accuracy", checks=Checks(
+    alternatives={"C": 1e-6, "cv": True, "cv_folds": 3},
+    unused={"cv_folds": "only read with cv: true (the base is cv: false)"}))
 def svm_accuracy(G: np.ndarray, ds, *, rng, constraints, heldout=None, C: Positive = 1.0, cv: bool = False,
                  cv_folds: Annotated[int, Interval(2, None)] = 5) -> dict:
     """Linear SVM on the rows of G (kernel K = G G^T, as Zhang et al. 2012 feed K = A^T A to a linear

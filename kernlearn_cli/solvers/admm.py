@@ -40,7 +40,7 @@ import scipy.sparse.csgraph  # noqa: F401  (makes sp.csgraph available)
 from ..errors import ConfigError
 from ..graph import Laplacian, Scaling, knn_laplacian, scale_features
 from ..params import Interval, Length, NonNegativeInt, Positive, PositiveInt
-from ..registry import EstimatorSpec, solvers
+from ..registry import TRANSDUCTIVE_CHECKS, Checks, EstimatorSpec, solvers
 from ..kinds import SIM_EQ
 from ..types import Constraints, SolverResult
 from . import _admm_kernels as _k
@@ -153,10 +153,21 @@ def select_gamma(fit: Callable, constraints: Constraints, gammas: list[float], f
 MANIFOLD = "it builds the Laplacian L of the features' k-NN graph (Hu & Kwok 2013, problem (1))"
 
 
-@solvers.register("admm", instead_of_kernel=MANIFOLD, warmup={"constraints": {"name": "must_cannot", "count": 20}},
+#: What the generic checks need (:mod:`kernlearn_cli.testing`): an instance, another value per setting.
+ADMM_CHECKS = Checks(
+    instance="kernlearn_cli.testing.instances:admm",
+    alternatives={"gamma": 10.0, "rank": 2, "neighbors": 8, "sigma_neighbors": 3, "laplacian": "unnormalized",
+                  "scale": "standard", "rho": 1.0, "tol": 1e-2, "max_iter": 3, "select_folds": 3},
+    unused={"select_folds": "only read when gamma is a list (held-out selection)"})
+
+
+@solvers.register("admm", checks=ADMM_CHECKS, instead_of_kernel=MANIFOLD, warmup={"constraints": {"name": "must_cannot", "count": 20}},
                   budget="max_iter", estimator=EstimatorSpec(
                       "ADMMKernel", "Pairwise constraint propagation by ADMM (Hu & Kwok 2013, KL_ADMM); "
-                      "transductive.", constraints="must_cannot"))
+                      "transductive.", constraints="must_cannot", expected_failed={
+                          **TRANSDUCTIVE_CHECKS,
+                          "check_estimators_nan_inf": "the check fits 10 points; the graph's bandwidth needs 10 neighbours",
+                          "check_fit2d_1feature": "the check fits 10 points; the graph's bandwidth needs 10 neighbours"}))
 def admm(G0: np.ndarray, constraints: Constraints, *, dataset, rng,
          gamma: Positive | Annotated[list[Positive], Length(1)] = 1.0, rank: NonNegativeInt = 0,
          neighbors: PositiveInt = 5, sigma_neighbors: PositiveInt = 10, laplacian: Laplacian = "normalized",

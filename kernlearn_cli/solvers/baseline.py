@@ -4,12 +4,16 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..registry import solvers
+from ..registry import Checks, solvers
 from ..types import Constraints, SolverResult
 from .protocol import finish, not_applicable
 
 
-@solvers.register("initial", triplets=True)
+#: What the generic checks need (:mod:`kernlearn_cli.testing`): an instance, another value per setting.
+INITIAL_CHECKS = Checks(instance="kernlearn_cli.testing.instances:pairs")
+
+
+@solvers.register("initial", checks=INITIAL_CHECKS, triplets=True)
 def initial(G0: np.ndarray, constraints: Constraints) -> SolverResult:
     """Baseline: K = K0 (ignores the constraints); the row every table compares against.
 

@@ -48,7 +48,7 @@ import numpy as np
 from ..errors import DataError
 from ..kinds import DISTANCE
 from ..kernels import full_column_rank
-from ..registry import EstimatorSpec, solvers
+from ..registry import Checks, EstimatorSpec, solvers
 from ..resources import DOUBLE, estimated
 from ..types import Constraints, SolverResult
 from . import _burg_kernels as _k
@@ -101,10 +101,23 @@ def _sweep_cost(G0, constraints, **settings):
             "The sweeps to converge grow with c; sweeps: active visits only the positive duals between full sweeps.")
 
 
-@solvers.register("burg", inductive="initial factor", exact=("slack", "slack_if_infeasible"), warmup=True,
+#: What the generic checks need (:mod:`kernlearn_cli.testing`): an instance, another value per setting.
+BURG_CHECKS = Checks(
+    instance="kernlearn_cli.testing.instances:pairs", settings_instance="kernlearn_cli.testing.instances:distance_pairs",
+    alternatives={"tol": 1e-9, "feas_tol": 1e-9, "max_sweeps": 2, "slack": 0.1, "certify_every": 1,
+                  "slack_if_infeasible": 1.0, "stop": "dual_change", "sweeps": "active"},
+    unused={"slack_if_infeasible": "only acts on a constraint set certified infeasible "
+                                     "(tests/test_infeasibility.py)",
+            "certify_every": "sets how often the certificate is computed, not the iterates; the instance "
+                             "converges before its check falls due either way"},
+    together={"stop": {"slack": 1.0}, "sweeps": {"slack": 1.0, "stop": "dual_change"}})
+
+
+@solvers.register("burg", checks=BURG_CHECKS, inductive="initial factor", exact=("slack", "slack_if_infeasible"), warmup=True,
                   budget="max_sweeps", estimator=EstimatorSpec(
                       "BurgKernel", "Low-rank LogDet (Burg) kernel learning by cyclic Bregman projections "
-                      "(Kulis et al. 2006).", constraint_defaults={"count": 20}))
+                      "(Kulis et al. 2006).", constraint_defaults={"count": 20},
+                      check_settings={"slack": 1.0}))
 @estimated(_sweep_cost, per="sweep")
 def burg(G0: np.ndarray, constraints: Constraints, *, tol: Positive = 1e-3, feas_tol: Positive = 1e-3,
          max_sweeps: PositiveInt = 10000, slack: Slack = math.inf, certify_every: PositiveInt = 50,

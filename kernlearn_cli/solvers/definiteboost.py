@@ -113,7 +113,7 @@ from ..kernels import RANK_TOL
 from ..kinds import DISTANCE, EQUAL, LOWER
 from ..linalg import eigh
 from ..params import Positive, PositiveInt
-from ..registry import EstimatorSpec, solvers
+from ..registry import TRANSDUCTIVE_CHECKS, Checks, EstimatorSpec, solvers
 from ..types import Constraints, SolverResult
 from ._cyclic import describe as _describe, dual_change, relative_violations
 from ._secular import rank_one_update
@@ -422,10 +422,18 @@ def kernel_from_dual(G0: np.ndarray, constraints: Constraints, dual: np.ndarray)
     return G, log_z, s * delta
 
 
-@solvers.register("definiteboost", exact=True, warmup={"constraints": {"name": "idealized_pairs", "count": 20}},
+#: What the generic checks need (:mod:`kernlearn_cli.testing`): an instance, another value per setting.
+DEFINITEBOOST_CHECKS = Checks(
+    instance="kernlearn_cli.testing.instances:definiteboost",
+    alternatives={"projection": "approximate", "dual_correction": False, "order": "cyclic", "tol": 1e-8,
+                  "feas_tol": 1e-8, "max_steps": 5})
+
+
+@solvers.register("definiteboost", checks=DEFINITEBOOST_CHECKS, exact=True, warmup={"constraints": {"name": "idealized_pairs", "count": 20}},
                   budget="max_steps", estimator=EstimatorSpec(
                       "DefiniteBoostKernel", "DefiniteBoost (Tsuda et al. 2005): von Neumann projections on all "
-                      "constraints at once; transductive.", kernel="rbf", constraint_defaults={"count": 20}))
+                      "constraints at once; transductive.", kernel="rbf", constraint_defaults={"count": 20},
+                      expected_failed=TRANSDUCTIVE_CHECKS))
 def definiteboost(G0: np.ndarray, constraints: Constraints, *,
                   projection: Literal["approximate", "exact"] = "approximate", dual_correction: bool = False,
                   order: Literal["greedy", "cyclic"] = "greedy", tol: Positive = 1e-3, feas_tol: Positive = 1e-3,

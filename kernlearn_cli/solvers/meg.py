@@ -85,7 +85,7 @@ from ..errors import ConfigError, DataError
 from ..kernels import RANK_TOL
 from ..linalg import eigh
 from ..params import NonNegativeInt, Positive
-from ..registry import EstimatorSpec, evaluators, solvers
+from ..registry import TRANSDUCTIVE_CHECKS, Checks, EstimatorSpec, evaluators, solvers
 from ..resources import DOUBLE, eigh_cost, estimated
 from ..kinds import DIST_EQ, KINDS, SIM_EQ
 from ..types import Constraints, SolverResult
@@ -328,14 +328,23 @@ def _trial_cost(G0, constraints, *, iterations=0, update="eigh", **settings):
             trials * seconds, "Fewer trials ('iterations:') or fewer points cost proportionally less.")
 
 
-@solvers.register("meg", budget="iterations", warmup={
+#: What the generic checks need (:mod:`kernlearn_cli.testing`): an instance, another value per setting.
+MEG_CHECKS = Checks(
+    instance="kernlearn_cli.testing.instances:meg",
+    alternatives={"eta": 0.5, "iterations": 10, "comparison": "none", "update": "lanczos"},
+    unused={"comparison": "chooses the comparison matrix U of the loss bound (history, info), not the iterates"})
+
+
+@solvers.register("meg", checks=MEG_CHECKS, budget="iterations", warmup={
     "kernel": {"name": "identity"}, "solver": {"update": "lanczos"},
     "constraints": {"name": "distance_stream", "count": 20, "reference": {"name": "rbf"}}},
     estimator=EstimatorSpec("MEGKernel", "On-line Matrix Exponentiated Gradient (Tsuda et al. 2005, Sec. 3): one "
                             "trial per example of a stream of squared distances under the reference kernel of "
                             "constraint_params (labels not needed); transductive.", kernel="identity",
                             constraints="distance_stream",
-                            constraint_defaults={"count": 1000, "reference": {"name": "rbf"}}))
+                            constraint_defaults={"count": 1000, "reference": {"name": "rbf"}},
+                            check_settings={"constraint_params": {"count": 100, "reference": {"name": "rbf"}}},
+                            expected_failed=TRANSDUCTIVE_CHECKS))
 @estimated(_trial_cost)
 def meg(G0: np.ndarray, constraints: Constraints, *, eta: Positive = 2.0, iterations: NonNegativeInt = 0,
         comparison: Literal["target", "none"] = "target", update: Literal["eigh", "lanczos"] = "eigh",

@@ -45,7 +45,7 @@ from ..errors import ConfigError, DataError
 from ..evaluate.supervised import nka
 from ..linalg import eigh
 from ..params import Fraction, Length, Positive, PositiveInt
-from ..registry import EstimatorSpec, solvers
+from ..registry import Checks, EstimatorSpec, solvers
 from ..kinds import SIM_EQ
 from ..types import Constraints, SolverResult
 from .protocol import Certificate, finish, not_applicable
@@ -320,9 +320,15 @@ def _inductive_arrays(Z, b, S) -> dict:
     return {"landmarks": Z, "S": S, "kernel_width": np.array(b)}
 
 
-@solvers.register("nystrom", instead_of_kernel=OWN_KERNEL, inductive="landmarks", estimator=EstimatorSpec(
+#: What the generic checks need (:mod:`kernlearn_cli.testing`): an instance, another value per setting.
+NYSTROM_CHECKS = Checks(
+    instance="kernlearn_cli.testing.instances:nystrom",
+    alternatives={"landmarks": 5, "landmark_method": "uniform", "rcond": 0.5})
+
+
+@solvers.register("nystrom", checks=NYSTROM_CHECKS, instead_of_kernel=OWN_KERNEL, inductive="landmarks", estimator=EstimatorSpec(
     "NystromKernel", "The standard Nyström kernel of landmarks (the baseline of Zhang et al. 2012).",
-    constraints="labeled_subset", constraint_defaults=LABELED))
+    constraints="labeled_subset", constraint_defaults=LABELED, check_settings={"landmarks": 5}))
 def nystrom(G0: np.ndarray, constraints: Constraints, *, dataset, rng, landmarks: PositiveInt = 100,
             landmark_method: LandmarkMethod = "kmeans", rcond: Fraction = 1e-10) -> SolverResult:
     """Standard Nyström: K = E W^+ E^T with the same landmarks as ``nystrom_prior`` (the baseline).
@@ -352,10 +358,19 @@ def nystrom(G0: np.ndarray, constraints: Constraints, *, dataset, rng, landmarks
                   not_applicable("closed form (K = E W^+ E^T), nothing is iterated"), "nystrom")
 
 
-@solvers.register("nystrom_prior", instead_of_kernel=OWN_KERNEL, inductive="landmarks", budget="max_iter",
+#: What the generic checks need (:mod:`kernlearn_cli.testing`): an instance, another value per setting.
+NYSTROM_PRIOR_CHECKS = Checks(
+    instance="kernlearn_cli.testing.instances:nystrom_prior", settings_instance="kernlearn_cli.testing.instances:nystrom_prior_single",
+    alternatives={"landmarks": 5, "landmark_method": "uniform", "lam": 0.01, "tol": 1e-2, "gap_tol": 1e-1,
+                  "max_iter": 1, "rcond": 0.5, "start": "prior"},
+    unused={key: "T is all ones: the closed-form start is the optimum, certified at the first check"
+            for key in ("tol", "gap_tol", "max_iter")})
+
+
+@solvers.register("nystrom_prior", checks=NYSTROM_PRIOR_CHECKS, instead_of_kernel=OWN_KERNEL, inductive="landmarks", budget="max_iter",
                   estimator=EstimatorSpec("NystromPriorKernel", "Generalized Nyström with priors (Zhang et al. "
                                           "2012), by gradient mapping.", constraints="labeled_subset",
-                                          constraint_defaults=LABELED))
+                                          constraint_defaults=LABELED, check_settings={"landmarks": 5}))
 def nystrom_prior(G0: np.ndarray, constraints: Constraints, *, dataset, rng, landmarks: PositiveInt = 100,
                   landmark_method: LandmarkMethod = "kmeans",
                   lam: Annotated[list[Positive], Length(1)] | Positive = 1.0, tol: Positive = 1e-8,

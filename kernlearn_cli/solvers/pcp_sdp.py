@@ -23,7 +23,7 @@ from ..errors import ConfigError, SolverError
 from ..graph import Laplacian, Scaling
 from ..linalg import eigh
 from ..params import Positive, PositiveInt
-from ..registry import solvers
+from ..registry import Checks, solvers
 from ..types import Constraints, SolverResult
 from .admm import MANIFOLD, pcp_arrays, pcp_setup
 from .protocol import Certificate, finish
@@ -31,7 +31,14 @@ from .protocol import Certificate, finish
 MAX_N = 400
 
 
-@solvers.register("pcp_sdp", instead_of_kernel=MANIFOLD)
+#: What the generic checks need (:mod:`kernlearn_cli.testing`): an instance, another value per setting.
+PCP_SDP_CHECKS = Checks(
+    instance="kernlearn_cli.testing.instances:pcp",
+    alternatives={"gamma": 10.0, "neighbors": 8, "sigma_neighbors": 3, "laplacian": "unnormalized",
+                  "scale": "standard", "backend": "scs", "kkt_tol": 1e-14})
+
+
+@solvers.register("pcp_sdp", checks=PCP_SDP_CHECKS, instead_of_kernel=MANIFOLD)
 def pcp_sdp(G0: np.ndarray, constraints: Constraints, *, dataset, gamma: Positive = 1.0, neighbors: PositiveInt = 5,
             sigma_neighbors: PositiveInt = 10, laplacian: Laplacian = "normalized", scale: Scaling = "none",
             backend: Literal["clarabel", "scs"] = "clarabel", kkt_tol: Positive = 1e-6) -> SolverResult:

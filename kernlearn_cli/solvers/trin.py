@@ -47,7 +47,7 @@ from scipy.linalg.blas import dtrmm, dtrsm
 
 from ..errors import ConfigError, DataError
 from ..params import Interval, Length, Positive, PositiveInt
-from ..registry import EstimatorSpec, solvers
+from ..registry import Checks, EstimatorSpec, solvers
 from ..resources import DOUBLE, estimated
 from ..types import Constraints, SolverResult, SpilledPath
 from ._trin_kernels import cg_direction, cg_dots, cg_dots_packed, cg_step, cg_step_raw, pack_lower, packed_norm2
@@ -683,9 +683,25 @@ def _dense_cost(method: str, per_n2: float):
     return cost
 
 
-@solvers.register("trin", triplets=True, inductive="initial factor", budget="max_iter", warmup=WARMUP,
+#: Why scikit-learn's 1-feature check cannot fit TRIN's estimators.
+TOO_FEW = ("the check fits 10 points; the constraint generator's defaults need more (10 in-class and 10 "
+           "out-of-class neighbours per labeled point)")
+#: What the generic checks need (:mod:`kernlearn_cli.testing`): an instance, another value per setting.
+TRIN_CHECKS = Checks(
+    instance="kernlearn_cli.testing.instances:trin",
+    alternatives={"loss": "lmnn", "gamma": 0.25, "tol": 1e-9, "max_iter": 2, "path": 2.0, "gamma_min": 1.0,
+                  "normalize": False, "t": 0.3, "itml_percentiles": [10.0, 90.0], "max_cg": 1, "keep_path": True,
+                  "stop": "relative", "trust_norm": "natural", "max_path_iter": 2},
+    unused={"itml_percentiles": "only read by loss 'itml' (the instance has triplets)",
+            "gamma_min": "only read on a regularization path (path > 0)",
+            "keep_path": "keeps the path's factors for evaluators (result.path, on disk); G is the same",
+            "t": "the knee of the smooth hinge, not read by the instance's loss 'log'"})
+
+
+@solvers.register("trin", checks=TRIN_CHECKS, triplets=True, inductive="initial factor", budget="max_iter", warmup=WARMUP,
                   estimator=EstimatorSpec("TRINKernel", "Trust-region inexact Newton kernel learning with a "
-                                          "LogDet regularizer (Li et al. 2009).", constraints="neighbor_triplets"))
+                                          "LogDet regularizer (Li et al. 2009).", constraints="neighbor_triplets",
+                                          expected_failed={"check_fit2d_1feature": TOO_FEW}))
 @estimated(_dense_cost("trin", 8.0))
 @_doc("Trust-region inexact Newton kernel learning with a LogDet regularizer (Li et al. 2009, TRIN).")
 def trin(G0: np.ndarray, constraints: Constraints, *, loss: LossName = "log", gamma: Positive = 1.0,
@@ -700,9 +716,22 @@ def trin(G0: np.ndarray, constraints: Constraints, *, loss: LossName = "log", ga
                           max_path_iter=max_path_iter, callback=callback), "trin")
 
 
-@solvers.register("pr_cg", triplets=True, inductive="initial factor", budget="max_iter",
+#: What the generic checks need (:mod:`kernlearn_cli.testing`): an instance, another value per setting.
+PR_CG_CHECKS = Checks(
+    instance="kernlearn_cli.testing.instances:pr_cg", settings_instance="kernlearn_cli.testing.instances:pr_cg_short",
+    alternatives={"loss": "lmnn", "gamma": 0.25, "tol": 1e3, "max_iter": 2, "path": 2.0, "gamma_min": 1.0,
+                  "normalize": False, "t": 0.3, "itml_percentiles": [10.0, 90.0], "keep_path": True,
+                  "stop": "relative", "precondition": True, "max_path_iter": 1},
+    unused={"itml_percentiles": "only read by loss 'itml' (the instance has triplets)",
+            "gamma_min": "only read on a regularization path (path > 0)",
+            "keep_path": "keeps the path's factors for evaluators (result.path, on disk); G is the same",
+            "t": "the knee of the smooth hinge, not read by the instance's loss 'log'"})
+
+
+@solvers.register("pr_cg", checks=PR_CG_CHECKS, triplets=True, inductive="initial factor", budget="max_iter",
                   estimator=EstimatorSpec("PRCGKernel", "Polak-Ribière⁺ CG on Li et al.'s (2009) objective "
-                                          "(their Table 4 baseline).", constraints="neighbor_triplets"))
+                                          "(their Table 4 baseline).", constraints="neighbor_triplets",
+                                          expected_failed={"check_fit2d_1feature": TOO_FEW}))
 @estimated(_dense_cost("pr_cg", 12.0))
 @_doc("Polak-Ribière⁺ nonlinear CG on the TRIN objective, with an exact line search that keeps K positive "
       "definite (the baseline of Li et al. 2009, Sec. 6.2).")

@@ -59,7 +59,7 @@ import numpy as np
 from ..errors import DataError
 from ..kernels import full_column_rank
 from ..linalg import eigh
-from ..registry import EstimatorSpec, solvers
+from ..registry import Checks, EstimatorSpec, solvers
 from ..kinds import DISTANCE
 from ..types import Constraints, SolverResult
 from . import _von_neumann_kernels as _k
@@ -121,10 +121,23 @@ def _is_rank_one(constraints: Constraints) -> np.ndarray:
     return np.isin(constraints.kind, DISTANCE) | (constraints.i == constraints.j)
 
 
-@solvers.register("von_neumann", inductive="initial factor", exact=("slack", "slack_if_infeasible"), warmup=True,
+#: What the generic checks need (:mod:`kernlearn_cli.testing`): an instance, another value per setting.
+VON_NEUMANN_CHECKS = Checks(
+    instance="kernlearn_cli.testing.instances:pairs", settings_instance="kernlearn_cli.testing.instances:distance_pairs",
+    alternatives={"tol": 1e-9, "feas_tol": 1e-9, "max_sweeps": 2, "slack": 0.1, "certify_every": 1,
+                  "slack_if_infeasible": 1.0, "stop": "dual_change", "sweeps": "active"},
+    unused={"slack_if_infeasible": "only acts on a constraint set certified infeasible "
+                                     "(tests/test_infeasibility.py)",
+            "certify_every": "sets how often the certificate is computed, not the iterates; the instance "
+                             "converges before its check falls due either way"},
+    together={"stop": {"slack": 1.0}, "sweeps": {"slack": 1.0, "stop": "dual_change"}})
+
+
+@solvers.register("von_neumann", checks=VON_NEUMANN_CHECKS, inductive="initial factor", exact=("slack", "slack_if_infeasible"), warmup=True,
                   budget="max_sweeps", estimator=EstimatorSpec(
                       "VonNeumannKernel", "Low-rank von Neumann kernel learning by cyclic Bregman projections "
-                      "(Kulis et al. 2006).", constraint_defaults={"count": 20}))
+                      "(Kulis et al. 2006).", constraint_defaults={"count": 20},
+                      check_settings={"slack": 1.0}))
 def von_neumann(G0: np.ndarray, constraints: Constraints, *, tol: Positive = 1e-3, feas_tol: Positive = 1e-3,
                 max_sweeps: PositiveInt = 10000, slack: Slack = math.inf, certify_every: PositiveInt = 50,
                 slack_if_infeasible: Positive | None = None, stop: Literal["certified", "dual_change"] = "certified",
