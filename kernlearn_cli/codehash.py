@@ -30,9 +30,12 @@ from pathlib import Path
 #: a component (``registry``), wording its errors (``errors``), reporting progress (``progress``),
 #: recording provenance (``provenance``), estimating memory to refuse a cell up front
 #: (``resources``), checking settings (``params``: a setting it would change changes the cell's
-#: config, hence its id) — none computes a number of the cell.
+#: config, hence its id), hashing the input files a loader read to record them (``inputs``: the
+#: sha256 goes to the record's ``inputs``, never into an array), writing a file whole under a
+#: temporary name (``atomic``: the catalogue's downloads, whose bytes their sha256 checks) — none
+#: computes a number of the cell.
 NOT_NUMERIC = frozenset(["kernlearn_cli"] + [f"kernlearn_cli.{m}" for m in (
-    "registry", "errors", "progress", "provenance", "resources", "params")])
+    "registry", "errors", "progress", "provenance", "resources", "params", "inputs", "atomic")])
 #: The package whose modules a digest follows.
 PACKAGE = "kernlearn_cli"
 

@@ -182,7 +182,7 @@ GENERATOR_WITH = {("labeled_subset", "fraction"): {"count": 0}}
 
 
 def _generate(name, tmp_path, monkeypatch, **settings):
-    from kernlearn_cli.experiment import component_rng
+    from kernlearn_cli.rng import component_rng
     from kernlearn_cli.kernels import linear
     from kernlearn_cli.registry import constraints
 
@@ -238,7 +238,7 @@ EVALUATOR_UNUSED = {
 
 
 def _evaluate(name, **settings):
-    from kernlearn_cli.experiment import component_rng
+    from kernlearn_cli.rng import component_rng
     from kernlearn_cli.registry import evaluators
 
     ds = two_gaussians(n=40, dim=3)
