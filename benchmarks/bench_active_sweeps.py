@@ -26,10 +26,10 @@ import warnings  # noqa: E402
 import numpy as np  # noqa: E402
 from threadpoolctl import threadpool_limits  # noqa: E402
 
-from kernlearn_cli.experiment import component_rng  # noqa: E402
 from kernlearn_cli.kernels import linear  # noqa: E402
 from kernlearn_cli.registry import constraints as generators  # noqa: E402
 from kernlearn_cli.registry import datasets, solvers  # noqa: E402
+from kernlearn_cli.rng import component_rng  # noqa: E402
 
 
 def problem(n: int, r: int):

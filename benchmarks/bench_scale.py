@@ -9,7 +9,7 @@ its peak resident memory (:class:`kernlearn_cli.resources.PeakMemory`, the proce
 mark reset before the cell: imports included, which is what a SLURM ``--mem`` has to cover) is the
 cell's own.  Before its measured block a cell runs the same family once at a small n (imports,
 numba's cache, first calls).  The measured block is the cell end to end through the library's own
-pipeline (:func:`kernlearn_cli.experiment.prepare`: dataset, K0, constraints; then the solver): the
+pipeline (:func:`kernlearn_cli.prepare.prepare`: dataset, K0, constraints; then the solver): the
 problems are kernlearn configs (``FAMILIES`` below), seed 0, so a rerun solves the same problems
 and gives the same iterations.
 
@@ -141,7 +141,7 @@ FAMILIES = {
 
 def _prepared(config):
     from kernlearn_cli.config import Cell
-    from kernlearn_cli.experiment import prepare
+    from kernlearn_cli.prepare import prepare
 
     cell = Cell(index=0, config=config)
     return cell, prepare(cell, "bench_scale")
@@ -165,8 +165,8 @@ def _solve_sklearn_nystroem(config):
     """scikit-learn's Nystroem on the nystrom family's points, m = LANDMARKS, width b of kernlearn's nystrom."""
     from sklearn.kernel_approximation import Nystroem
 
-    from kernlearn_cli.experiment import dataset_key, load_dataset
     from kernlearn_cli.config import bind_cell, Cell
+    from kernlearn_cli.memo import dataset_key, load_dataset
     from kernlearn_cli.solvers.nystrom import gaussian_width
 
     t0 = time.perf_counter()

@@ -69,10 +69,10 @@ from pathlib import Path
 import numpy as np
 from threadpoolctl import threadpool_limits
 
-from kernlearn_cli.experiment import STREAM_CONSTRAINTS, component_rng
 from kernlearn_cli.registry import constraints, datasets, kernels
-from kernlearn_cli.solvers.burg import burg
+from kernlearn_cli.rng import STREAM_CONSTRAINTS, component_rng
 from kernlearn_cli.solvers._trin_problem import itml_loss
+from kernlearn_cli.solvers.burg import burg
 from kernlearn_cli.solvers.trin import trin
 from kernlearn_cli.types import KIND_CODE, Constraints
 

@@ -23,8 +23,8 @@ import warnings
 import numpy as np
 
 from kernlearn_cli.errors import InfeasibleError
-from kernlearn_cli.experiment import STREAM_CONSTRAINTS, component_rng
 from kernlearn_cli.registry import constraints as generators, datasets, kernels, solvers
+from kernlearn_cli.rng import STREAM_CONSTRAINTS, component_rng
 from kernlearn_cli.types import KINDS
 
 

@@ -24,7 +24,7 @@ import test_embed as E  # noqa: E402
 import test_estimators as T  # noqa: E402
 
 from kernlearn_cli.estimators import ESTIMATORS  # noqa: E402
-from kernlearn_cli.io import read_factors  # noqa: E402
+from kernlearn_cli.factors import read_factors  # noqa: E402
 
 
 def estimator_checks():

@@ -15,8 +15,8 @@ import argparse
 import warnings
 
 
-from kernlearn_cli.experiment import STREAM_CONSTRAINTS, STREAM_SOLVER, component_rng
 from kernlearn_cli.registry import constraints as generators, datasets
+from kernlearn_cli.rng import STREAM_CONSTRAINTS, STREAM_SOLVER, component_rng
 from kernlearn_cli.solvers.nystrom import nystrom_prior
 
 

@@ -26,8 +26,9 @@ import math
 import sys
 from pathlib import Path
 
+from .atomic import atomic_path
 from .errors import KernlearnError
-from .io import RECORD_KEYS, json_default, atomic_path
+from .records import RECORD_KEYS, json_default
 
 SUFFIX = ".jsonl.gz"
 FORMAT = 2

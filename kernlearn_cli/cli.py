@@ -108,7 +108,7 @@ def plan(config: Path = typer.Argument(..., help="YAML experiment config."),
     time where one exists (the dense K0 eigendecomposition, TRIN's and MEG's n x n work, Burg's
     O(n r) memory and O(c r²) sweep; docs/scale.md)."""
     from .config import load_cells
-    from .experiment import estimate
+    from .estimates import estimate
 
     _, cells = load_cells(config, set_, seed)
     for cell in cells:
@@ -465,8 +465,8 @@ def warmup(config: Optional[Path] = typer.Argument(None, help="YAML experiment c
     import time
 
     from .config import Grid, load
-    from .experiment import numba_cache, warmup as warmup_
     from .registry import load_plugins, solvers
+    from .warmup import numba_cache, warmup as warmup_
 
     t0 = time.perf_counter()
     if config is None:

@@ -31,9 +31,12 @@ from pathlib import Path
 #: recording provenance (``provenance``), estimating memory to refuse a cell up front
 #: (``resources``), checking settings (``params``: a setting it would change changes the cell's
 #: config, hence its id), digesting code (``codehash``: the solvers' package reads it to name numba's
-#: cache folders) — none computes a number of the cell.
+#: cache folders), hashing the input files a loader read to record them (``inputs``: the sha256 goes to
+#: the record's ``inputs``, never into an array), writing a file whole under a temporary name
+#: (``atomic``: the catalogue's downloads, whose bytes their sha256 checks) — none computes a number
+#: of the cell.
 NOT_NUMERIC = frozenset(["kernlearn_cli"] + [f"kernlearn_cli.{m}" for m in (
-    "registry", "errors", "progress", "provenance", "resources", "params", "codehash")])
+    "registry", "errors", "progress", "provenance", "resources", "params", "codehash", "inputs", "atomic")])
 #: The package whose modules a digest follows.
 PACKAGE = "kernlearn_cli"
 

@@ -25,10 +25,11 @@ import h5py
 import numpy as np
 import yaml
 
+from .atomic import atomic_path
 from .data.user import existing_file, read_matrix
 from .errors import DataError
+from .factors import FACTORS, read_factors
 from .inductive import transform_through_initial
-from .io import FACTORS, atomic_path, read_factors
 from .registry import inductive_text
 from .solvers.nystrom import factor_rows, psd_sqrt
 
@@ -46,8 +47,8 @@ def _new_points(new_data: Path) -> np.ndarray:
 def initial_rows(config: dict, X_new: np.ndarray, G0: np.ndarray, where: str) -> np.ndarray:
     """New points' rows of G0 for the cell ``config`` (its dataset reloaded, its kernel's out-of-sample map)."""
     from .config import Cell, bind_cell
-    from .experiment import dataset_key, load_dataset
     from .kernels import OUT_OF_SAMPLE
+    from .memo import dataset_key, load_dataset
 
     kernel = (config.get("kernel") or {}).get("name")
     if kernel not in OUT_OF_SAMPLE:

@@ -4,7 +4,11 @@ Every mistake a user can make (a bad config, a missing file, an infeasible
 constraint set) raises a subclass of :class:`KernlearnError`.  The CLI prints
 its message as one paragraph and exits with status 2, without a traceback.
 Anything else that escapes is a bug in kernlearn and keeps its traceback.
+A component's :class:`ConfigError` is prefixed with the config location that set it
+(:func:`located`).
 """
+
+from contextlib import contextmanager
 
 
 class KernlearnError(Exception):
@@ -40,3 +44,18 @@ class SolverError(KernlearnError):
 class ResourceError(KernlearnError):
     """A step ran out of memory: the message names the step and the estimate made before it started
     (:func:`~kernlearn_cli.resources.heavy_step`)."""
+
+
+@contextmanager
+def located(where: str, kind: str, name: str):
+    """Name the config location in a component's :class:`ConfigError`: library code names only its
+    own parameters ("neighbors = 12 must be ..."), the runner adds where they were set
+    ("configs/x.yaml: kernel 'laplacian_pinv': neighbors = 12 must be ...")."""
+    try:
+        yield
+    except ConfigError as exc:
+        message = str(exc)
+        if message.startswith(f"{where}:"):
+            raise
+        own = f"{kind} '{name}'"
+        raise ConfigError(f"{where}: {message}" if message.startswith(own) else f"{where}: {own}: {message}") from None

@@ -101,7 +101,9 @@ class KernelLearner(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstim
         constraints : Constraints, optional
             The side information itself (then y is not needed).
         """
-        from .experiment import STREAM_CONSTRAINTS, component_rng, refuse_conflicts, runner_extras
+        from .prepare import runner_extras
+        from .refusals import refuse_conflicts
+        from .rng import STREAM_CONSTRAINTS, component_rng
 
         X = validate_data(self, X, dtype=np.float64, ensure_min_samples=2)
         codes, classes = (None, None)

@@ -44,12 +44,12 @@ class Entry:
     ``"landmarks"``, ``"initial factor"``, or empty for a transductive solver.
     ``exact`` (solvers only) says whether the solver enforces its constraints exactly, so that two rows
     bounding one quantity incompatibly make its problem infeasible (:meth:`Entry.enforces_exactly`); the
-    runner refuses such a set before solving (:func:`kernlearn_cli.experiment.refuse_conflicts`).
+    runner refuses such a set before solving (:func:`kernlearn_cli.refusals.refuse_conflicts`).
     ``warmup`` (solvers only) says what ``kernlearn warmup`` does to compile the solver's numba kernels
-    (:func:`kernlearn_cli.experiment.warmup`): nothing (False), import its module (True: kernels declared
+    (:func:`kernlearn_cli.warmup.warmup`): nothing (False), import its module (True: kernels declared
     with a signature compile then), or run it once on a tiny problem (a mapping: the ``constraints``
     spec, and optionally a ``kernel`` spec and ``solver`` settings, replacing those of
-    :data:`~kernlearn_cli.experiment.WARMUP_CELL`).  ``budget`` (solvers only) names the setting that
+    :data:`~kernlearn_cli.warmup.WARMUP_CELL`).  ``budget`` (solvers only) names the setting that
     bounds its iterations, for the ``k of max`` of progress (:func:`kernlearn_cli.runner.iteration_limit`);
     empty for none.  ``estimator`` (solvers only) describes its scikit-learn estimator
     (:class:`EstimatorSpec`, :mod:`kernlearn_cli.estimators`); None for none.  When its iteration budget

@@ -86,7 +86,7 @@ def estimated(cost: Callable[..., tuple[str, float, float, str]], per: str = "")
 
     ``per`` names the unit of the time estimate when it is not the whole call (``"sweep"``).  The
     solver keeps both as ``solver.cost`` and ``solver.cost_per``: ``kernlearn plan`` calls ``cost``
-    with :class:`Sized` stand-ins for G0 and the constraints (:func:`~kernlearn_cli.experiment.estimate`),
+    with :class:`Sized` stand-ins for G0 and the constraints (:func:`~kernlearn_cli.estimates.estimate`),
     so a cost reads only ``np.shape(G0)`` and ``len(constraints)``."""
     def deco(func):
         @functools.wraps(func)

@@ -21,8 +21,9 @@ from pathlib import Path
 import yaml
 
 from .archive import FORMAT, current_id, differing
+from .atomic import atomic_path
 from .errors import ConfigError, DataError
-from .io import RECORD, atomic_path, read_record, record_text
+from .records import RECORD, read_record, record_text
 
 EXPERIMENT_FILE = "experiment.yaml"
 #: Written into a results folder whose cells are named by their current ids (:func:`migrate_folder`):

@@ -19,7 +19,8 @@ from typing import Callable, Collection, Iterable, Iterator, Sequence
 from .codehash import changed_code
 from .config import Cell, bind_cell
 from .errors import ConfigError, InfeasibleError, KernlearnError, SolverError
-from .io import RECORD, cell_state, changed_inputs, describe_changes, read_record, write_failure
+from .inputs import changed_inputs, describe_changes
+from .records import RECORD, cell_state, read_record, write_failure
 from .resources import warn_if_peak_unknown
 from .results import check_folder, claim_folder, migrate_folder, release_folder
 from .supervise import die_with_parent
@@ -235,7 +236,7 @@ def run_config(config: Path, out: Path | None, overrides: Sequence[str], seed: i
 
 def stale_cells(cells: Iterable[Cell], out: Path) -> tuple[dict[str, list], dict[str, list[str]]]:
     """Finished cells among ``cells`` that run again: (cell id -> the input files that differ now from
-    those its record names, :func:`~kernlearn_cli.io.changed_inputs`; cell id -> the components whose
+    those its record names, :func:`~kernlearn_cli.inputs.changed_inputs`; cell id -> the components whose
     code differs from the code now, :func:`~kernlearn_cli.codehash.changed_code`)."""
     inputs, code = {}, {}
     for cell in cells:

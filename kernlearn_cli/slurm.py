@@ -134,7 +134,7 @@ class ArrayJob:
     def write(self, script: Path) -> Path:
         """Write the script to ``script`` atomically, creating ``OUT/slurm`` (the tasks' logs and warmup
         lock go there); returns ``script``."""
-        from .io import atomic_path
+        from .atomic import atomic_path
 
         (self.out / "slurm").mkdir(parents=True, exist_ok=True)
         with atomic_path(script) as tmp:

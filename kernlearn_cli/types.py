@@ -86,7 +86,7 @@ class Constraints:
         the pattern [[0, -1, 1], [-1, 1, 0], [1, 0, -1]] on rows and columns (i, j, k), so
         tr(K A_ijk) = d(i, j) - d(i, k); None for a set of pairwise constraints.
     files : dict
-        ``{path: sha256}`` of the files the set was read from (:func:`~kernlearn_cli.io.input_files`),
+        ``{path: sha256}`` of the files the set was read from (:func:`~kernlearn_cli.inputs.input_files`),
         kept in each cell's record so that an edited file makes its cells run again; empty for a
         generated set.
     """

@@ -53,14 +53,14 @@ def home(tmp_path, monkeypatch):
 def files_read(monkeypatch):
     """``files_read(call, under)``: the files below ``under`` that ``call()`` opened for reading (absolute
     paths), and its result, from the open() every Python-level reader goes through (``np.load``,
-    ``Path.read_text``, pandas' ``read_csv``).  The sha256 that :func:`kernlearn_cli.io.input_files`
+    ``Path.read_text``, pandas' ``read_csv``).  The sha256 that :func:`kernlearn_cli.inputs.input_files`
     takes of the files it is given is not counted (it would make every recorded file a read one)."""
     import io
 
-    from kernlearn_cli import io as kio
+    from kernlearn_cli import inputs
 
     opened, on = [], [True]
-    real_open, real_sha256 = builtins.open, kio.sha256_file
+    real_open, real_sha256 = builtins.open, inputs.sha256_file
 
     def tracking_open(file, mode="r", *args, **kwargs):
         if on[0] and not isinstance(file, int) and not set(str(mode)) & set("wax+"):
@@ -76,7 +76,7 @@ def files_read(monkeypatch):
 
     monkeypatch.setattr(builtins, "open", tracking_open)
     monkeypatch.setattr(io, "open", tracking_open)
-    monkeypatch.setattr(kio, "sha256_file", untracked_sha256)
+    monkeypatch.setattr(inputs, "sha256_file", untracked_sha256)
 
     def read(call, under: Path):
         opened.clear()

@@ -1,7 +1,7 @@
 """A cell's bits do not depend on the process that runs it (issue 54 item 5).
 
 scikit-learn and its OpenMP runtime are imported by the first cell that needs them; before
-:func:`kernlearn_cli.experiment.cell_threads`, ``threadpool_limits`` (entered before the import) did not
+:func:`kernlearn_cli.threads.cell_threads`, ``threadpool_limits`` (entered before the import) did not
 limit that runtime, so the first k-means of a process ran with ``OMP_NUM_THREADS`` (or one thread per
 core) and the later ones with one: zhang2012's archived Nyström cells differed in their last bits, and a
 spambase cell in the C its cross-validation chose, depending on whether the cell came first in its worker.
@@ -24,7 +24,7 @@ CONFIG = {"name": "threads", "seed": 0, "dataset": {"name": "double_spiral", "n"
 
 
 def run_alone(tmp_path, name: str, env: dict) -> tuple[dict, np.ndarray]:
-    from kernlearn_cli.io import read_factors
+    from kernlearn_cli.factors import read_factors
 
     cfg = tmp_path / "cfg.yaml"
     cfg.write_text(yaml.safe_dump(CONFIG))

@@ -14,7 +14,7 @@ import pytest
 import scipy.linalg as sla
 import scipy.sparse as sp
 
-from kernlearn_cli.io import read_factors, write_factors
+from kernlearn_cli.factors import read_factors, write_factors
 from kernlearn_cli.registry import solvers
 from kernlearn_cli.solvers.protocol import Certificate, ConvergenceWarning, finish
 from kernlearn_cli.types import KINDS, SolverResult

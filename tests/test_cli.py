@@ -11,7 +11,7 @@ import pytest
 import yaml
 
 from helpers import REPO, gyrb_standin, has_mirror, kernlearn
-from kernlearn_cli.io import read_factors
+from kernlearn_cli.factors import read_factors
 from reference import burg_divergence_dense
 
 
@@ -337,7 +337,7 @@ def test_show_prints_checks_settings_a_failed_cell_and_cells_by_number(tmp_path,
     a failed cell shows its failed.json (not FileNotFoundError); a cell is found by its number (as
     `plan` and `run --array-index` number them); a results folder alone lists its numbered cells."""
     from kernlearn_cli.config import expand, load
-    from kernlearn_cli.io import write_failure
+    from kernlearn_cli.records import write_failure
 
     cfg = config(tmp_path, grid={"constraints.count": [10, 30]}, solver={"name": "burg", "slack": 1.0, "tol": 1e-4})
     out = tmp_path / "out"

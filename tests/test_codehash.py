@@ -16,7 +16,7 @@ import yaml
 from kernlearn_cli import codehash
 from kernlearn_cli.archive import essence
 from kernlearn_cli.codehash import NOT_NUMERIC, closure
-from kernlearn_cli.io import RECORD
+from kernlearn_cli.records import RECORD
 from kernlearn_cli.runner import run_config
 
 CONFIG = {"name": "codehash", "seed": 0, "dataset": {"name": "two_gaussians", "n": 30, "dim": 3},

@@ -14,7 +14,7 @@ import pytest
 import yaml
 
 from helpers import kernlearn
-from kernlearn_cli.io import read_factors
+from kernlearn_cli.factors import read_factors
 
 N_TRAIN = 40
 

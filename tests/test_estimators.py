@@ -15,7 +15,7 @@ from threadpoolctl import threadpool_limits
 
 from helpers import REPO, kernlearn, slow_for
 from kernlearn_cli.estimators import ESTIMATORS, BurgKernel, MEGKernel, cell_seed
-from kernlearn_cli.io import read_factors
+from kernlearn_cli.factors import read_factors
 from kernlearn_cli.registry import solvers
 from kernlearn_cli.solvers.protocol import ConvergenceWarning
 

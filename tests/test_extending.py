@@ -122,7 +122,7 @@ def test_a_plugin_package_adds_a_solver_a_config_runs(tmp_path):
     import yaml
 
     from helpers import kernlearn
-    from kernlearn_cli.io import read_factors
+    from kernlearn_cli.factors import read_factors
 
     package = install_plugin(tmp_path / "site")
     env = {"PYTHONPATH": str(tmp_path / "site")}

@@ -22,7 +22,7 @@ import pytest
 import yaml
 
 from helpers import REPO, kernlearn
-from kernlearn_cli.io import cell_state
+from kernlearn_cli.records import cell_state
 
 BASE = {"name": "t", "seed": 0, "dataset": {"name": "iris"}, "kernel": {"name": "linear"},
         "constraints": {"name": "idealized_pairs", "count": 30}, "solver": {"name": "burg", "slack": 1.0},

@@ -11,10 +11,11 @@ from kernlearn_cli.config import Cell
 from kernlearn_cli.data.holdout import check_holdout, split_holdout
 from kernlearn_cli.data.subset import subset_rows
 from kernlearn_cli.errors import ConfigError
-from kernlearn_cli.experiment import (STREAM_EVALUATE, STREAM_SOLVER, component_rng, heldout_factor, prepare,
-                                      run_cell)
-from kernlearn_cli.io import read_factors
+from kernlearn_cli.experiment import heldout_factor, run_cell
+from kernlearn_cli.factors import read_factors
+from kernlearn_cli.prepare import prepare
 from kernlearn_cli.registry import datasets
+from kernlearn_cli.rng import STREAM_EVALUATE, STREAM_SOLVER, component_rng
 from kernlearn_cli.solvers.nystrom import factor_rows, psd_sqrt, select_landmarks
 
 N_OUT = 30            # of wine's 178 points

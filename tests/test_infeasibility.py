@@ -65,8 +65,8 @@ def digits():
     if not has_mirror():
         pytest.skip("needs the dataset mirror (pendigits)")
     pytest.importorskip("cvxpy")
-    from kernlearn_cli.experiment import STREAM_CONSTRAINTS, component_rng
     from kernlearn_cli.registry import constraints, datasets, kernels
+    from kernlearn_cli.rng import STREAM_CONSTRAINTS, component_rng
 
     ds = datasets.get("pendigits").func(digits=[3, 8, 9], n=317, subset_seed=0)
     G0 = kernels.get("linear").func(ds)

@@ -11,8 +11,8 @@ import yaml
 from sklearn.datasets import load_iris
 
 from kernlearn_cli.errors import DataError
-from kernlearn_cli.experiment import component_key, load_dataset
-from kernlearn_cli.io import changed_inputs, input_files
+from kernlearn_cli.inputs import changed_inputs, input_files
+from kernlearn_cli.memo import component_key, load_dataset
 from kernlearn_cli.registry import datasets
 from kernlearn_cli.report.records import load_records
 from kernlearn_cli.runner import run_config

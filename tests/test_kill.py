@@ -1,7 +1,7 @@
 """Resume and concurrency: SIGKILL ``kernlearn run`` at random moments, then finish it;
 run two processes on the same results folder at once.
 
-The contract (README, io.py): a cell is finished exactly when ``record.json`` exists next
+The contract (README, records.py): a cell is finished exactly when ``record.json`` exists next
 to a complete ``factors.h5``; a killed run leaves nothing that looks finished, and a
 rerun redoes only the unfinished cells; two processes running the same cell each write a
 private temporary file and rename it.

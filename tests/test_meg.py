@@ -265,7 +265,7 @@ def _run(cfg, out):
 
 
 def test_runner_end_to_end_without_comparison(tmp_path):
-    from kernlearn_cli.io import read_factors
+    from kernlearn_cli.factors import read_factors
 
     recs = _run(_write_config(tmp_path, "none"), tmp_path / "out")
     assert [r["iterations"] for r in recs] == [5, 40]

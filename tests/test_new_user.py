@@ -13,11 +13,11 @@ import yaml
 
 from helpers import REPO, kernlearn
 from kernlearn_cli.constraints.pairs import _squared_distances, idealized_pairs, random_pairs, sample_pairs
-from kernlearn_cli.experiment import component_rng
-from kernlearn_cli.io import cell_state
 from kernlearn_cli.kernels import linear
 from kernlearn_cli.progress import RunProgress, iteration_limit
+from kernlearn_cli.records import cell_state
 from kernlearn_cli.registry import datasets
+from kernlearn_cli.rng import component_rng
 
 QUICK = REPO / "configs" / "quick.yaml"
 

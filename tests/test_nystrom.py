@@ -275,8 +275,8 @@ def test_a_huge_prior_does_not_stall_the_steps():
 
     if not has_mirror():
         pytest.skip("needs the dataset mirror (spambase)")
-    from kernlearn_cli.experiment import STREAM_CONSTRAINTS, STREAM_SOLVER, component_rng
     from kernlearn_cli.registry import constraints, datasets
+    from kernlearn_cli.rng import STREAM_CONSTRAINTS, STREAM_SOLVER, component_rng
 
     ds = datasets.get("spambase").func()
     C = constraints.get("labeled_subset").func(ds, None, rng=component_rng(7, STREAM_CONSTRAINTS), count=100)

@@ -75,9 +75,9 @@ def test_active_sweeps_reach_the_cyclic_solution_with_fewer_projections(name):
     with slack 1 three quarters of its duals end positive and the active schedule saves nothing,
     docs/scale.md)."""
     from kernlearn_cli.constraints.pairs import itml_pairs
-    from kernlearn_cli.experiment import component_rng
     from kernlearn_cli.kernels import linear
     from kernlearn_cli.registry import datasets
+    from kernlearn_cli.rng import component_rng
 
     solver, gamma, tol = ACTIVE_CASES[name]
     ds = datasets.get("two_gaussians").func(n=2000, dim=64)

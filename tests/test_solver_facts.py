@@ -17,7 +17,6 @@ import yaml
 from numba.core.registry import CPUDispatcher
 
 from kernlearn_cli.estimators import ESTIMATORS, estimator_class
-from kernlearn_cli.experiment import warmup
 from kernlearn_cli.params import PositiveInt
 from kernlearn_cli.registry import BUILTINS, EstimatorSpec, solvers
 from kernlearn_cli.report.records import load_records
@@ -25,6 +24,7 @@ from kernlearn_cli.report.tables import entry_stats
 from kernlearn_cli.runner import iteration_limit, run_config
 from kernlearn_cli.solvers.protocol import CAPPED, STOP_REASONS, Certificate, Checked, ConvergenceWarning, finish
 from kernlearn_cli.types import SolverResult
+from kernlearn_cli.warmup import warmup
 
 
 TOY = "toy_rounds"

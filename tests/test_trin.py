@@ -210,7 +210,7 @@ def test_cli_run_writes_what_the_objective_depends_on(tmp_path):
     import yaml
 
     from helpers import kernlearn
-    from kernlearn_cli.io import read_factors
+    from kernlearn_cli.factors import read_factors
 
     cfg = {"name": "trin_cli", "seed": 0, "dataset": {"name": "iris"},
            "kernel": {"name": "laplacian_pinv", "neighbors": 10, "scale_features": "standard"},

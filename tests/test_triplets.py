@@ -69,7 +69,7 @@ def test_labeled_indices_include_k():
 
 
 def test_factors_file_round_trip(tmp_path):
-    from kernlearn_cli.io import read_factors, write_factors
+    from kernlearn_cli.factors import read_factors, write_factors
 
     C = Constraints.triplets([0, 4], [1, 2], [3, 5])
     res = SolverResult(G=np.eye(6), objective=0.0, iterations=0, converged=True)
@@ -161,7 +161,7 @@ def test_experiment_rejects_triplets_for_pair_solver(tmp_path):
 
 
 def test_check_triplets_lists_registered_triplet_solvers(monkeypatch):
-    from kernlearn_cli.experiment import check_triplets
+    from kernlearn_cli.refusals import check_triplets
 
     solvers.names()                                     # load the built-ins first
     monkeypatch.setitem(solvers._entries, "zz_fake", Entry("zz_fake", lambda G0, c: None, "", triplets=True))

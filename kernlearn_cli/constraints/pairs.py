@@ -9,10 +9,10 @@ from typing import Annotated
 import numpy as np
 
 from ..errors import ConfigError, DataError
-from ..io import input_files
+from ..inputs import input_files
+from ..kinds import DIST_GE, DIST_LE, PAIR_KINDS
 from ..params import Fraction, Interval, Length, PositiveInt
 from ..registry import Checks, constraints
-from ..kinds import DIST_GE, DIST_LE, PAIR_KINDS
 from ..types import Constraints
 
 

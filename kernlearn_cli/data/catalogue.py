@@ -19,8 +19,9 @@ import urllib.request
 from pathlib import Path
 from typing import NamedTuple
 
+from ..atomic import temp_beside
 from ..errors import ConfigError, DataError
-from ..io import sha256_file, temp_beside
+from ..inputs import sha256_file
 from ..params import did_you_mean
 from ..registry import BUILTINS
 

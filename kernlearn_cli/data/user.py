@@ -8,10 +8,10 @@ from typing import Literal
 import numpy as np
 
 from ..errors import ConfigError, DataError
+from ..inputs import input_files
 from ..registry import Checks, datasets
 from ..types import Dataset
 from ._validate import check_features, check_kernel, encode_labels, is_number, label_lines, rectangular, to_float
-from ..io import input_files
 from .catalogue import data_home
 
 GYRB_MISSING = (

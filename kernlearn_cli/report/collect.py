@@ -7,7 +7,7 @@ from pathlib import Path
 import pandas as pd
 
 from ..errors import KernlearnError
-from ..io import RECORD
+from ..records import RECORD
 from .formats import markdown, write_tables
 from .records import Completeness, load_records
 from .tables import display, pivot, summarize

@@ -12,8 +12,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from ..atomic import atomic_path
 from ..errors import ConfigError, KernlearnError
-from ..io import atomic_path
 from .labels import (axis_label, distinguishing, log_values, marks_every, natural_key, seeds_text, series_style,
                      split_curves, spread_caption)
 from .records import MARK, histories_of, load_records, records_of

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from ..io import atomic_path
+from ..atomic import atomic_path
 from .records import MARK
 
 

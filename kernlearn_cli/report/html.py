@@ -21,8 +21,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from ..atomic import atomic_path
 from ..errors import ConfigError
-from ..io import atomic_path
 from ..resources import size
 from .figures import plot_curves, svg_figure
 from .labels import distinguishing, natural_key, split_curves

@@ -6,8 +6,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from ..atomic import atomic_path
 from ..errors import ConfigError
-from ..io import atomic_path
 
 
 def _marker_pattern(marker: str) -> re.Pattern:

@@ -16,7 +16,9 @@ import numpy as np
 import pandas as pd
 
 from ..errors import DataError, KernlearnError
-from ..io import FACTORS, RECORD, cell_state, changed_inputs, describe_changes, read_record
+from ..factors import FACTORS
+from ..inputs import changed_inputs, describe_changes
+from ..records import RECORD, cell_state, read_record
 from ..results import migrate_folder, read_experiment
 
 

@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 from ..errors import KernlearnError
-from ..io import FAILED, RECORD, cell_state, read_record
+from ..records import FAILED, RECORD, cell_state, read_record
 from ..resources import size
 from .records import expected_cells, convergence, is_archive, records_of
 

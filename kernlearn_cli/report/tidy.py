@@ -15,8 +15,9 @@ from pathlib import Path
 
 import pandas as pd
 
+from ..atomic import atomic_path
 from ..errors import ConfigError, KernlearnError
-from ..io import RECORD, atomic_path
+from ..records import RECORD
 from .records import flat_settings, load_records, records_of
 from .show import provenance_text
 from .tables import metric_columns

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pandas as pd
 
 from ..archive import Archive
-from ..io import atomic_path
+from ..atomic import atomic_path
 from ..study import Study
 from ..verdicts import verdict_table, verdicts
 from .layout import Layout

@@ -7,8 +7,8 @@ import time
 from pathlib import Path
 
 from ..archive import Archive
+from ..atomic import atomic_path
 from ..errors import ConfigError
-from ..io import atomic_path
 from ..study import Study
 from ..verdicts import tally, verdict_table
 from .build import build

@@ -12,7 +12,7 @@ import warnings
 
 from ..errors import KernlearnError
 from ..study import Study
-from ..experiment import environment
+from ..threads import environment
 from .layout import Layout, archived_record, history_sources, open_archive, overrides
 from .plan import plan_rows, plan_text
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 
 from ..archive import SUFFIX, Archive
-from ..io import RECORD, cell_state
+from ..records import RECORD, cell_state
 from ..study import Study
 
 

@@ -194,7 +194,8 @@ def rerun(job: Job, out: Path) -> Outcome:
     from ..codehash import changed_code
     from ..config import bind_cell
     from ..errors import KernlearnError
-    from ..experiment import environment, run_cell
+    from ..experiment import run_cell
+    from ..threads import environment
     from .layout import archived_record
 
     folder = out / job.paper / job.experiment

@@ -255,7 +255,7 @@ def generate(name: str, registry: Registry | None = None, **settings) -> tuple:
     import tempfile
 
     from ..data.synthetic import two_gaussians
-    from ..experiment import component_rng
+    from ..rng import component_rng
     from ..kernels import linear
 
     registry = registry or REGISTRIES["constraints"]
@@ -290,7 +290,7 @@ def evaluate(name: str, registry: Registry | None = None, **settings) -> str:
     :func:`~kernlearn_cli.testing.instances.overlapping_factor`), 10 labeled points' constraints and a
     Burg result on the pairs instance."""
     from ..constraints.labeled import labeled_subset
-    from ..experiment import component_rng
+    from ..rng import component_rng
     from .instances import overlapping_factor
 
     registry = registry or REGISTRIES["evaluators"]

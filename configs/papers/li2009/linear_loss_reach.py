@@ -22,7 +22,7 @@ import numpy as np
 
 from kernlearn_cli.archive import Archive
 from kernlearn_cli.config import expand
-from kernlearn_cli.experiment import prepare
+from kernlearn_cli.prepare import prepare
 from kernlearn_cli.reproduce.layout import Layout, expected_config
 from kernlearn_cli.solvers.trin import build_problem, linear_weight_sup
 from kernlearn_cli.study import load_study

@@ -32,10 +32,12 @@ from kernlearn_cli.archive import Archive
 from kernlearn_cli.config import expand
 from threadpoolctl import threadpool_limits
 
-from kernlearn_cli.experiment import STREAM_EVALUATE, blas_threads, component_rng, prepare, runner_extras
 from kernlearn_cli.graph import scale_features
+from kernlearn_cli.prepare import prepare, runner_extras
 from kernlearn_cli.reproduce.layout import Layout, expected_config
+from kernlearn_cli.rng import STREAM_EVALUATE, component_rng
 from kernlearn_cli.study import load_study
+from kernlearn_cli.threads import blas_threads
 
 METHODS = ("compare_nystrom", "compare_nystrom_prior")
 METRIC = "svm_accuracy_cv"

@@ -1,0 +1,46 @@
+"""A cell's estimated peak memory and time, before it runs (``kernlearn plan``): :func:`estimate`,
+from the dataset's size, K0's cost (:func:`~kernlearn_cli.kernels.factor_cost`) and the cost the
+solver declares (:func:`~kernlearn_cli.resources.estimated`).
+"""
+
+from __future__ import annotations
+
+from .config import Cell, bind_cell
+from .memo import dataset_key, load_dataset
+
+
+def estimate(cell: Cell, where: str = "config") -> dict | None:
+    """A cell's estimated peak memory and time, before it runs (``kernlearn plan``), or None.
+
+    Reads only the dataset (for n and d): K0 by :func:`~kernlearn_cli.kernels.factor_cost`, the
+    solver by the cost it runs under (:func:`~kernlearn_cli.resources.estimated`), called with
+    :class:`~kernlearn_cli.resources.Sized` stand-ins for G0 and the constraints (their count is the
+    generator's ``count`` when it has one).  Returns ``bytes`` (the larger of the two steps),
+    ``seconds`` (K0 plus the solver, or K0 alone when the solver's time is per ``per``),
+    ``per_seconds`` and ``per`` (e.g. one sweep), or None when neither step has an estimate.
+    """
+    from .kernels import factor_cost
+    from .resources import Sized, UnknownSize
+
+    bound = bind_cell(cell, where)
+    ds = load_dataset(dataset_key(bound))
+    d = ds.X.shape[1] if ds.X is not None else ds.n
+    kernel = factor_cost(bound["kernel"][0].name, ds.n, d, bound["kernel"][1]) if "kernel" in bound else None
+    rank = kernel[0] if kernel else d
+    solver, params = bound["solver"]
+    out = {"bytes": kernel[1] if kernel else 0.0, "seconds": kernel[2] if kernel else 0.0, "per": "",
+           "per_seconds": None}
+    cost = getattr(solver.func, "cost", None)
+    if cost is not None:
+        try:
+            _, nbytes, seconds, _ = cost(Sized((ds.n, rank)), Sized((bound["constraints"][1].get("count"),)),
+                                         **params)
+        except UnknownSize:
+            cost = None
+        else:
+            out["bytes"] = max(out["bytes"], nbytes)
+            if solver.func.cost_per:
+                out["per"], out["per_seconds"] = solver.func.cost_per, seconds
+            else:
+                out["seconds"] += seconds
+    return out if kernel or cost is not None else None
