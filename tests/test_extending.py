@@ -8,6 +8,7 @@ registering the example components in this process would leak them into every la
 """
 
 import json
+import os
 import re
 import subprocess
 import sys
@@ -49,7 +50,7 @@ def test_page_has_the_example_files(example):
     assert set(files) == {"my_components.py", "rings.yaml", "test_my_components.py"}
     code = files["my_components.py"].read_text()
     for kind, name in NEW.items():
-        assert f'@{kind}.register("{name}")' in code
+        assert f'@{kind}.register("{name}", checks=Checks(' in code
 
 
 @pytest.mark.slow
@@ -88,7 +89,7 @@ def test_the_pages_tests_pass(example):
     folder, _ = example
     done = python(folder, "-m", "pytest", "-q", "-p", "no:cacheprovider", "test_my_components.py")
     assert done.returncode == 0, done.stdout + done.stderr
-    assert "6 passed" in done.stdout
+    assert "7 passed" in done.stdout
 
 
 PLUGIN_BLOCK = re.compile(r"^```[^\n]*\n# plugin: (\S+)\n(.*?)^```$", re.MULTILINE | re.DOTALL)
@@ -140,6 +141,11 @@ def test_a_plugin_package_adds_a_solver_a_config_runs(tmp_path):
     assert np.allclose(f["G"], 0.5 * load_iris().data) and f["attrs"]["solver"] == "shrink"
     listed = kernlearn("list", env=env)
     assert listed.returncode == 0 and "  shrink " in listed.stdout and f"({package})" in listed.stdout
+
+    checks = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                             str(tmp_path / "site" / "test_kernlearn_shrink.py")],
+                            capture_output=True, text=True, cwd=tmp_path, env={**os.environ, **env})
+    assert checks.returncode == 0 and "1 passed" in checks.stdout, checks.stdout + checks.stderr
 
     cfg["solver"]["factor"] = "much"
     path.write_text(yaml.safe_dump(cfg))
