@@ -267,14 +267,14 @@ def training_data(ds, G_ref):
 def check_heldout_map(bound: dict, where: str) -> None:
     """Refuse, before solving, held-out points (``holdout``, ``seen: false``) that the cell's learned
     kernel cannot map: a transductive solver, or one mapping through K0 whose initial kernel has no
-    out-of-sample map (:data:`~kernlearn_cli.kernels.OUT_OF_SAMPLE`).
+    out-of-sample map (:data:`~kernlearn_cli.inductive.OUT_OF_SAMPLE`).
 
     Raises
     ------
     ConfigError
         Naming ``dataset.holdout``, the solver (or kernel) and what would map the points.
     """
-    from .kernels import OUT_OF_SAMPLE
+    from .inductive import OUT_OF_SAMPLE
     from .registry import inductive_text
 
     if bound["holdout"]["seen"]:
@@ -375,15 +375,14 @@ def refuse_conflicts(constraints, solver, params: dict, where: str, path: str | 
 def estimate(cell: Cell, where: str = "config") -> dict | None:
     """A cell's estimated peak memory and time, before it runs (``kernlearn plan``), or None.
 
-    Reads only the dataset (for n and d): K0 by :func:`~kernlearn_cli.kernels.factor_cost`, the
+    Reads only the dataset (for n and d): K0 by :func:`~kernlearn_cli.resources.factor_cost`, the
     solver by the cost it runs under (:func:`~kernlearn_cli.resources.estimated`), called with
     :class:`~kernlearn_cli.resources.Sized` stand-ins for G0 and the constraints (their count is the
     generator's ``count`` when it has one).  Returns ``bytes`` (the larger of the two steps),
     ``seconds`` (K0 plus the solver, or K0 alone when the solver's time is per ``per``),
     ``per_seconds`` and ``per`` (e.g. one sweep), or None when neither step has an estimate.
     """
-    from .kernels import factor_cost
-    from .resources import Sized, UnknownSize
+    from .resources import Sized, UnknownSize, factor_cost
 
     bound = bind_cell(cell, where)
     ds = load_dataset(dataset_key(bound))
