@@ -35,7 +35,7 @@ from threadpoolctl import threadpool_limits
 from kernlearn_cli.experiment import STREAM_EVALUATE, blas_threads, component_rng, prepare, runner_extras
 from kernlearn_cli.graph import scale_features
 from kernlearn_cli.reproduce.layout import Layout, expected_config
-from kernlearn_cli.study import load_study
+from kernlearn_cli.study.reader import load_study
 
 METHODS = ("compare_nystrom", "compare_nystrom_prior")
 METRIC = "svm_accuracy_cv"
