@@ -28,7 +28,8 @@ from sklearn.datasets import make_blobs  # noqa: E402
 from threadpoolctl import threadpool_limits  # noqa: E402
 
 from kernlearn_cli.constraints.streams import distance_stream  # noqa: E402
-from kernlearn_cli.kernels import factorize, rbf_bandwidth, rbf_kernel_matrix  # noqa: E402
+from kernlearn_cli.kernels import rbf_bandwidth, rbf_kernel_matrix  # noqa: E402
+from kernlearn_cli.lowrank import factorize  # noqa: E402
 from kernlearn_cli.solvers import meg as meg_module  # noqa: E402
 from kernlearn_cli.types import Dataset  # noqa: E402
 

@@ -74,7 +74,8 @@ def li2009_page(root: Path):
     from kernlearn_cli.reproduce.build import build
     from kernlearn_cli.reproduce.layout import Layout
     from kernlearn_cli.reproduce.pages import report_page
-    from kernlearn_cli.study import find_studies, load_study
+    from kernlearn_cli.study.find import find_studies
+    from kernlearn_cli.study.reader import load_study
 
     shutil.copytree(REPO / "results" / "records" / "li2009", root / "records" / "li2009")
     study = load_study(find_studies("li2009")[0])

@@ -49,7 +49,7 @@ class Mutant:
 
 MUTANTS = [
     Mutant("pivot", "pivoted Cholesky takes its pivots from diag(K) instead of the residual diagonal",
-           "kernlearn_cli/kernels.py", "        p = int(np.argmax(d))\n",
+           "kernlearn_cli/lowrank.py", "        p = int(np.argmax(d))\n",
            "        p = int(np.argmax(np.where(d > 0, diagonal, -np.inf)))\n",
            ("tests/test_low_rank_k0.py::test_pivots_follow_the_residual_diagonal_on_a_permuted_matrix",)),
     Mutant("quotas", "subset quotas rounded instead of floored + largest remainder ([5, 5, 5], size 8: 11 rows)",

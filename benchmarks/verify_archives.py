@@ -51,7 +51,7 @@ def main(argv=None) -> int:
     parser.add_argument("--list", action="store_true", help="only list the cells chosen, with their archived cost")
     args = parser.parse_args(argv)
     os.chdir(ROOT)
-    from kernlearn_cli.study import study_names
+    from kernlearn_cli.study.find import study_names
 
     papers = args.papers or study_names()
     if args.list:

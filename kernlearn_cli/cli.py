@@ -247,7 +247,8 @@ def reproduce(paper: str = typer.Argument(..., help="A paper (kulis2006, tsuda20
     from .reproduce.layout import Layout
     from .reproduce.plan import check as check_study, plan_rows, plan_text, statements_text
     from .runner import parse_budget
-    from .study import find_studies, load_study
+    from .study.find import find_studies
+    from .study.reader import load_study
 
     deadline = time.monotonic() + parse_budget(budget) if budget is not None else None
     studies = [load_study(p) for p in find_studies(paper)]

@@ -8,7 +8,7 @@ Two kinds of factors file map new points:
 - *Through the initial factor* (``burg``, ``von_neumann``, ``trin``, ... : every solver whose
   learned kernel stays in the range of K0, K = G0 M G0ᵀ, and stores G0): with G = G0 L
   (L = G0⁺ G, r × r) a new point's row is g(x) = g0(x) L, where g0(x) is its row of G0 by the
-  initial kernel's out-of-sample map (:data:`kernlearn_cli.kernels.OUT_OF_SAMPLE`): the feature
+  initial kernel's out-of-sample map (:data:`kernlearn_cli.inductive.OUT_OF_SAMPLE`): the feature
   map of ``linear`` (then K = X A Xᵀ with A = P L Lᵀ Pᵀ, the learned Mahalanobis metric) or the
   Nyström / kernel-PCA extension k0(x, X) V Λ^{-1/2} of ``rbf``.  The training points give G back.
 
@@ -29,7 +29,7 @@ from .atomic import atomic_path
 from .data.user import existing_file, read_matrix
 from .errors import DataError
 from .factors import FACTORS, read_factors
-from .inductive import transform_through_initial
+from .inductive import OUT_OF_SAMPLE, transform_through_initial
 from .registry import inductive_text
 from .solvers.nystrom import factor_rows, psd_sqrt
 
@@ -47,7 +47,6 @@ def _new_points(new_data: Path) -> np.ndarray:
 def initial_rows(config: dict, X_new: np.ndarray, G0: np.ndarray, where: str) -> np.ndarray:
     """New points' rows of G0 for the cell ``config`` (its dataset reloaded, its kernel's out-of-sample map)."""
     from .config import Cell, bind_cell
-    from .kernels import OUT_OF_SAMPLE
     from .memo import dataset_key, load_dataset
 
     kernel = (config.get("kernel") or {}).get("name")

@@ -44,7 +44,7 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
 from sklearn.utils.validation import check_is_fitted, check_random_state, validate_data
 
-from .inductive import transform_through_initial
+from .inductive import OUT_OF_SAMPLE, transform_through_initial
 from .errors import KernlearnError
 from .registry import constraints as constraint_generators
 from .registry import kernels as initial_kernels
@@ -154,7 +154,6 @@ class KernelLearner(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstim
         ValueError
             For a transductive method given points other than its training points.
         """
-        from .kernels import OUT_OF_SAMPLE
         from .solvers.nystrom import factor_rows, psd_sqrt
 
         check_is_fitted(self, "G_")

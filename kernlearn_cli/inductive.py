@@ -1,11 +1,14 @@
-"""The inductive map of a learned kernel: factor rows of points the solver never saw.
+"""Rows of points the solver never saw: of the initial factor G0, and of a learned kernel's factor.
 
+- *the initial kernel's out-of-sample map* (:data:`OUT_OF_SAMPLE`: ``linear``, ``rbf``): a new
+  point's row g0(x) of G0, by the same feature scaling, bandwidth and factorization that built G0
+  (:mod:`kernlearn_cli.kernels`), so the training points give G0 back;
 - *Nyström type* (``nystrom``, ``nystrom_prior``): the learned kernel of any two points x, y is
   E_x S E_yᵀ with E_x = exp(−‖x − Z‖² / b) over the landmarks Z (Zhang et al. 2012, Bilateral
   Extrapolation), so a new point's row is E_x S^{1/2};
 - *through the initial factor* (every solver whose learned kernel stays in the range of K0,
   K = G0 M G0ᵀ): with G = G0 L, a new point's row is g0(x) L, g0(x) its row of G0 by the initial
-  kernel's out-of-sample map (:data:`kernlearn_cli.kernels.OUT_OF_SAMPLE`).
+  kernel's out-of-sample map.
 
 ``kernlearn embed`` applies them to a cell's factors file (:mod:`kernlearn_cli.embed`), a ``holdout``
 to a solver's result in memory (:func:`result_rows`), the estimators to their fitted factors.
@@ -16,8 +19,55 @@ from __future__ import annotations
 import numpy as np
 
 from .errors import DataError
+from .kernels import Bandwidth, feature_scaling, feature_vectors, rbf_cholesky, rbf_points
+from .lowrank import RANK_TOL
 from .registry import inductive_text
 from .solvers.nystrom import factor_rows, psd_sqrt
+
+
+def linear_rows(ds, X_new: np.ndarray, G0: np.ndarray, *, center: bool = False, standardize: bool = False,
+                rank: int = 0) -> np.ndarray:
+    """Rows of the initial factor for new points, linear kernel: the feature map x ↦ ((x − μ) / σ) P
+    with P = Z⁺ G0, Z = (X − μ) / σ the training features as :func:`~kernlearn_cli.kernels.linear`
+    scaled them (μ the training means if ``center`` or ``standardize``, σ the training standard
+    deviations if ``standardize``), so the training rows give G0 back whatever basis G0 is in (X
+    itself, its truncated SVD, or a full-column-rank reduction of it)."""
+    X = np.array(feature_vectors(ds, "linear"), dtype=np.float64)
+    mu, sd = feature_scaling(X, center, standardize)
+    P = np.linalg.lstsq((X - mu) / sd, G0, rcond=None)[0]
+    return ((np.asarray(X_new, dtype=np.float64) - mu) / sd) @ P
+
+
+def rbf_rows(ds, X_new: np.ndarray, G0: np.ndarray, *, sigma: float = 0.0, bandwidth: Bandwidth = "median",
+             standardize: bool = False, rank: int = 0, rank_tol: float = RANK_TOL, factorization: str = "eigh",
+             trace_tol: float = 1e-8) -> np.ndarray:
+    """Rows of the initial factor for new points, Gaussian kernel, with σ and the standardization of
+    the training points; both give the training rows back (g0(X) = G0).
+
+    ``eigh``: the Nyström (kernel-PCA) extension g0(x) = k0(x, X) G0 (G0ᵀG0)⁻¹ (= k0(x, X) V Λ^{-1/2}
+    for G0 = V Λ^{1/2}).  ``pivoted_cholesky``: g0(x) = k0(x, X_P) L⁻ᵀ with the pivots P and L = G0[P]
+    (lower triangular), since G0 = K0[:, P] L⁻ᵀ; the pivots come from the same (deterministic)
+    factorization run again, O(n rank²), and only the pivots' rows of X are read for new points.
+    """
+    X, sigma, scaled = rbf_points(ds, sigma, bandwidth, standardize, factorization)
+    Y = scaled(X_new)
+
+    def k(A, B):
+        d2 = np.einsum("ij,ij->i", A, A)[:, None] + np.einsum("ij,ij->i", B, B)[None, :] - 2 * A @ B.T
+        return np.exp(-np.maximum(d2, 0.0) / (2 * sigma ** 2))
+
+    if factorization == "eigh":
+        return np.linalg.solve(G0.T @ G0, (k(Y, X) @ G0).T).T
+    from scipy.linalg import solve_triangular
+
+    _, P, _ = rbf_cholesky(X, sigma, rank, trace_tol)
+    return solve_triangular(G0[P], k(X[P], Y), lower=True).T
+
+
+#: Kernels whose K0 extends to new points, and the map giving a new point's row of G0 (the others,
+#: e.g. ``laplacian_pinv`` or ``precomputed``, define K0 on the training points only).
+OUT_OF_SAMPLE = {"linear": linear_rows, "rbf": rbf_rows}
+
 
 #: G = G0 L must hold to this relative residual for a file to embed through G0.
 RANGE_RTOL = 1e-8
@@ -54,8 +104,6 @@ def result_rows(result, X_new: np.ndarray, *, G0: np.ndarray | None, dataset, ke
     DataError
         A result with neither (a transductive solver), or a kernel without an out-of-sample map.
     """
-    from .kernels import OUT_OF_SAMPLE
-
     X_new = np.ascontiguousarray(X_new, dtype=np.float64)
     arrays = result.arrays
     if all(key in arrays for key in ("landmarks", "S", "kernel_width")):

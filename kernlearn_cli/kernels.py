@@ -1,8 +1,15 @@
-"""Initial kernels K0, each returned as a factor G0 (n x r) with K0 = G0 G0^T.
+"""Initial kernels K0, each returned as a factor G0 (n x r) with K0 = G0 G0^T: the registered
+components ``linear``, ``rbf``, ``identity``, ``precomputed`` and ``laplacian_pinv``, their feature
+scaling and RBF bandwidth rules, and what a cell records about an approximate factor
+(:func:`factor_info`).
 
-Every function here takes the loaded :class:`~kernlearn_cli.types.Dataset` and
+Each component takes the loaded :class:`~kernlearn_cli.types.Dataset` and
 returns G0 with full column rank r = rank(K0): the Bregman solvers work in the
 range of K0, where D(K, K0) reduces to a divergence between r x r matrices.
+
+Elsewhere: the factorizations (:mod:`kernlearn_cli.lowrank`), a new point's row of G0
+(:data:`kernlearn_cli.inductive.OUT_OF_SAMPLE`) and G0's cost estimated before it is built
+(:func:`kernlearn_cli.resources.factor_cost`).
 """
 
 from __future__ import annotations
@@ -15,102 +22,15 @@ import numpy as np
 from .errors import ConfigError, DataError
 from .graph import EdgeWeight, Scaling
 from .linalg import eigh
+from .lowrank import DENSE_K0, RANK_TOL, factorize, pivoted_cholesky
 from .params import Fraction, Interval, NonNegativeInt, Positive, PositiveInt, checked_arguments
 from .registry import Checks, kernels
 from .resources import DOUBLE, GEMM_RATE, eigh_cost, heavy_step
 
-#: Default relative tolerance of the rank-revealing factorizations: eigen- or
-#: singular values below ``RANK_TOL * largest`` are treated as zero.
-RANK_TOL = 1e-10
 
-
-def factorize(K: np.ndarray, rank_tol: float = RANK_TOL, rank: int = 0) -> np.ndarray:
-    """Rank-revealing factor of a symmetric PSD matrix: K ~= G G^T, G = U_r sqrt(L_r).
-
-    Eigenvalues below ``rank_tol * max eigenvalue`` are dropped; ``rank > 0``
-    keeps at most the ``rank`` largest (the best rank-r approximation).
-    Columns are ordered by decreasing eigenvalue.  A full eigendecomposition (O(n³) time, about
-    3 n² doubles): announced when large (:func:`~kernlearn_cli.resources.heavy_step`).
-    """
-    n = K.shape[0]
-    with heavy_step(f"eigendecomposition of the {n} x {n} kernel matrix", *eigh_cost(n), instead=DENSE_K0):
-        lam, U = eigh(K)
-    lam, U = lam[::-1], U[:, ::-1]
-    keep = lam > rank_tol * max(lam[0], 0.0)
-    if rank > 0:
-        keep[rank:] = False
-    if not keep.any():
-        raise DataError("the kernel matrix is zero (no eigenvalue above the rank tolerance).")
-    return np.ascontiguousarray(U[:, keep] * np.sqrt(lam[keep]))
-
-
-#: What to do instead of a dense n x n initial kernel, said before a large one is built.
-DENSE_K0 = ("A 'rank:' setting does not avoid this step (the rank is cut after it). Cheaper: solver nystrom or "
-            "nystrom_prior (they never form K0), kernel linear (its factor is the n x d features), or a subsample.")
-
-
-def pivoted_cholesky(column, diagonal: np.ndarray, rank: int = 0,
-                     trace_tol: float = 0.0) -> tuple[np.ndarray, np.ndarray, float]:
-    """Pivoted incomplete Cholesky factor of a PSD matrix given by its columns: K ≈ G Gᵀ in O(n r²)
-    time and O(n r) memory, no n x n array (Fine & Scheinberg 2001, Sec. 4; Bach & Jordan 2005).
-
-    Step k takes the pivot p with the largest residual diagonal d_p = (K - G Gᵀ)_pp and appends the
-    column g = (K[:, p] - G G[p]ᵀ) / sqrt(d_p); then d <- d - g². It stops after ``rank`` columns
-    (0: no limit), or once the residual trace sum(d) = tr(K - G Gᵀ) is at most ``trace_tol`` tr K, or
-    when no residual diagonal is above rounding (1e-14 max diag(K)). G is lower triangular in the
-    pivot order, and G = K[:, P] L⁻ᵀ with L = G[P] (the Nyström factor of the pivots).
-
-    Parameters
-    ----------
-    column : callable
-        ``column(p)``: K[:, p], an (n,) array.
-    diagonal : (n,) array
-        diag(K).
-    rank : int
-        Most columns (0: up to n).
-    trace_tol : float
-        Relative residual trace to stop at.
-
-    Returns
-    -------
-    G : (n, r) array, P : (r,) int64 pivots, residual : float
-        The factor, the pivots in order, and tr(K - G Gᵀ) (as the updates computed it).
-    """
-    d = np.array(diagonal, dtype=np.float64)
-    n = d.shape[0]
-    r = min(rank or n, n)
-    G = np.zeros((n, r), order="F")              # columns contiguous: one pass per step
-    pivots: list[int] = []
-    total, floor = float(d.sum()), 1e-14 * float(d.max(initial=0.0))
-    for k in range(r):
-        p = int(np.argmax(d))
-        if d[p] <= floor or d.sum() <= trace_tol * total:
-            break
-        g = np.asarray(column(p), dtype=np.float64) - G[:, :k] @ G[p, :k]
-        g /= math.sqrt(d[p])
-        G[:, k] = g
-        d -= g * g
-        d[p] = 0.0
-        np.maximum(d, 0.0, out=d)
-        pivots.append(p)
-    return np.ascontiguousarray(G[:, :len(pivots)]), np.array(pivots, dtype=np.int64), float(d.sum())
-
-
-def full_column_rank(G: np.ndarray, rank_tol: float = RANK_TOL) -> np.ndarray:
-    """Return G itself if it has full column rank, else a factor with the same G G^T that has.
-
-    Uses the thin SVD G = U S V^T (O(n r^2)); the replacement is U_k S_k.
-    """
-    if G.shape[1] == 0:
-        raise DataError("the initial kernel has rank 0.")
-    U, s, _ = np.linalg.svd(G, full_matrices=False)
-    k = int(np.sum(s > rank_tol * s[0]))
-    if k == G.shape[1]:
-        return G
-    return np.ascontiguousarray(U[:, :k] * s[:k])
-
-
-def _features(ds, kernel_name: str) -> np.ndarray:
+def feature_vectors(ds, kernel_name: str) -> np.ndarray:
+    """The dataset's feature vectors X, for kernel ``kernel_name``; a dataset given by its kernel
+    matrix alone is refused, naming the kernels that take one."""
     if ds.X is None:
         raise ConfigError(f"kernel '{kernel_name}' needs feature vectors, but dataset '{ds.name}' "
                           "provides only a kernel matrix; use kernel 'precomputed' or 'identity'.")
@@ -136,8 +56,8 @@ def linear(ds, *, center: bool = False, standardize: bool = False, rank: NonNega
     rank : int
         If > 0, keep the best rank-``rank`` approximation (truncated SVD of X); 0 keeps X.
     """
-    X = np.array(_features(ds, "linear"), dtype=np.float64)
-    mu, sd = _feature_scaling(X, center, standardize)
+    X = np.array(feature_vectors(ds, "linear"), dtype=np.float64)
+    mu, sd = feature_scaling(X, center, standardize)
     X = (X - mu) / sd
     if rank > 0 and rank < min(X.shape):
         U, s, _ = np.linalg.svd(X, full_matrices=False)
@@ -145,7 +65,7 @@ def linear(ds, *, center: bool = False, standardize: bool = False, rank: NonNega
     return np.ascontiguousarray(X)
 
 
-def _feature_scaling(X: np.ndarray, center: bool, standardize: bool) -> tuple[np.ndarray, np.ndarray]:
+def feature_scaling(X: np.ndarray, center: bool, standardize: bool) -> tuple[np.ndarray, np.ndarray]:
     """(μ, σ) of the feature map x ↦ (x − μ) / σ of ``linear`` and ``rbf`` on the training features X:
     μ the means if ``center`` or ``standardize`` (else 0), σ the standard deviations if
     ``standardize`` (1 for a constant feature; else 1)."""
@@ -194,37 +114,6 @@ def rbf_kernel_matrix(X: np.ndarray, sigma: float) -> np.ndarray:
 BANDWIDTH_SAMPLE = 2000
 
 
-#: Floating-point operations per second of :func:`pivoted_cholesky`'s column updates (matrix-vector
-#: products): n = 10⁶, d = 20, rank 64 took 4.3 CPU seconds for 2 n r (r + d) operations (docs/scale.md).
-CHOLESKY_RATE = 2.5e9
-
-
-def factor_cost(name: str, n: int, d: int, params: dict) -> tuple[int, float, float] | None:
-    """(rank, bytes, seconds) of K0's factor, estimated before it is built (``kernlearn plan``); None
-    for a kernel without an estimate.
-
-    The dense paths (``rbf`` with ``factorization: eigh``, ``precomputed``, ``laplacian_pinv``) cost
-    the n x n matrix and its eigendecomposition (:func:`~kernlearn_cli.resources.eigh_cost`);
-    ``pivoted_cholesky`` O(n r) memory and O(n r (r + d)) time; ``identity`` its n x n factor;
-    ``linear`` its n x d features.  The rank is the most the factor can have (``rank`` when set).
-    """
-    rank = int(params.get("rank") or 0)
-    if name == "linear":
-        r = min(rank or d, d)
-        return r, 2.0 * DOUBLE * n * d, 0.0
-    if name == "identity":
-        return n, DOUBLE * n * n, 0.0
-    if name == "rbf" and params.get("factorization") == "pivoted_cholesky":
-        r = min(rank or n, n)
-        return r, DOUBLE * n * (2 * r + d), 2.0 * n * r * (r + d) / CHOLESKY_RATE
-    if name not in ("rbf", "precomputed", "laplacian_pinv"):
-        return None
-    nbytes, seconds = eigh_cost(n)
-    if name == "rbf":
-        nbytes, seconds = nbytes + DOUBLE * n * n, seconds + 2.0 * n * n * d / GEMM_RATE
-    return min(rank or n, n), nbytes, seconds
-
-
 @kernels.register("rbf", checks=Checks(
     alternatives={"sigma": 0.7, "bandwidth": "mean_sq", "standardize": True, "rank": 3, "rank_tol": 1e-2,
                   "factorization": "pivoted_cholesky", "trace_tol": 0.1},
@@ -258,17 +147,17 @@ def rbf(ds, *, sigma: Annotated[float, Interval(0, None, closed="left")] = 0.0, 
     trace_tol : float
         ``pivoted_cholesky`` stops once the residual trace is at most trace_tol * tr K0 = trace_tol * n.
     """
-    X, sigma, _ = _rbf_points(ds, sigma, bandwidth, standardize, factorization)
+    X, sigma, _ = rbf_points(ds, sigma, bandwidth, standardize, factorization)
     if factorization == "eigh":
         return factorize(rbf_kernel_matrix(X, sigma), rank_tol, rank)
-    return _rbf_cholesky(X, sigma, rank, trace_tol)[0]
+    return rbf_cholesky(X, sigma, rank, trace_tol)[0]
 
 
-def _rbf_points(ds, sigma: float, bandwidth: str, standardize: bool, factorization: str):
+def rbf_points(ds, sigma: float, bandwidth: str, standardize: bool, factorization: str):
     """The training points as :func:`rbf` uses them (standardized if asked), sigma (by the rule when
     0: on a seeded sample under ``pivoted_cholesky``) and the map applying the same scaling to new points."""
-    X = np.array(_features(ds, "rbf"), dtype=np.float64)
-    mu, sd = _feature_scaling(X, False, standardize)
+    X = np.array(feature_vectors(ds, "rbf"), dtype=np.float64)
+    mu, sd = feature_scaling(X, False, standardize)
     X = (X - mu) / sd
     if sigma <= 0:
         sample = X
@@ -280,7 +169,7 @@ def _rbf_points(ds, sigma: float, bandwidth: str, standardize: bool, factorizati
     return X, sigma, lambda Y: (np.asarray(Y, dtype=np.float64) - mu) / sd
 
 
-def _rbf_cholesky(X: np.ndarray, sigma: float, rank: int, trace_tol: float):
+def rbf_cholesky(X: np.ndarray, sigma: float, rank: int, trace_tol: float):
     """:func:`pivoted_cholesky` of the Gaussian kernel of the rows of X, one column k(X, x_p) at a time."""
     sq = np.einsum("ij,ij->i", X, X)
     scale = -1.0 / (2.0 * sigma ** 2)
@@ -298,50 +187,6 @@ def factor_info(name: str, ds, G0: np.ndarray, params: dict) -> dict | None:
     residual = max(float(ds.n - np.einsum("ij,ij->", G0, G0)), 0.0)
     return {"factorization": "pivoted_cholesky", "rank": int(G0.shape[1]), "trace_residual": residual,
             "relative_trace_residual": residual / ds.n}
-
-
-def linear_rows(ds, X_new: np.ndarray, G0: np.ndarray, *, center: bool = False, standardize: bool = False,
-                rank: int = 0) -> np.ndarray:
-    """Rows of the initial factor for new points, linear kernel: the feature map x ↦ ((x − μ) / σ) P
-    with P = Z⁺ G0, Z = (X − μ) / σ the training features as :func:`linear` scaled them (μ the
-    training means if ``center`` or ``standardize``, σ the training standard deviations if
-    ``standardize``), so the training rows give G0 back whatever basis G0 is in (X itself, its
-    truncated SVD, or a full-column-rank reduction of it)."""
-    X = np.array(_features(ds, "linear"), dtype=np.float64)
-    mu, sd = _feature_scaling(X, center, standardize)
-    P = np.linalg.lstsq((X - mu) / sd, G0, rcond=None)[0]
-    return ((np.asarray(X_new, dtype=np.float64) - mu) / sd) @ P
-
-
-def rbf_rows(ds, X_new: np.ndarray, G0: np.ndarray, *, sigma: float = 0.0, bandwidth: Bandwidth = "median",
-             standardize: bool = False, rank: int = 0, rank_tol: float = RANK_TOL, factorization: str = "eigh",
-             trace_tol: float = 1e-8) -> np.ndarray:
-    """Rows of the initial factor for new points, Gaussian kernel, with σ and the standardization of
-    the training points; both give the training rows back (g0(X) = G0).
-
-    ``eigh``: the Nyström (kernel-PCA) extension g0(x) = k0(x, X) G0 (G0ᵀG0)⁻¹ (= k0(x, X) V Λ^{-1/2}
-    for G0 = V Λ^{1/2}).  ``pivoted_cholesky``: g0(x) = k0(x, X_P) L⁻ᵀ with the pivots P and L = G0[P]
-    (lower triangular), since G0 = K0[:, P] L⁻ᵀ; the pivots come from the same (deterministic)
-    factorization run again, O(n rank²), and only the pivots' rows of X are read for new points.
-    """
-    X, sigma, scaled = _rbf_points(ds, sigma, bandwidth, standardize, factorization)
-    Y = scaled(X_new)
-
-    def k(A, B):
-        d2 = np.einsum("ij,ij->i", A, A)[:, None] + np.einsum("ij,ij->i", B, B)[None, :] - 2 * A @ B.T
-        return np.exp(-np.maximum(d2, 0.0) / (2 * sigma ** 2))
-
-    if factorization == "eigh":
-        return np.linalg.solve(G0.T @ G0, (k(Y, X) @ G0).T).T
-    from scipy.linalg import solve_triangular
-
-    _, P, _ = _rbf_cholesky(X, sigma, rank, trace_tol)
-    return solve_triangular(G0[P], k(X[P], Y), lower=True).T
-
-
-#: Kernels whose K0 extends to new points, and the map giving a new point's row of G0 (the others,
-#: e.g. ``laplacian_pinv`` or ``precomputed``, define K0 on the training points only).
-OUT_OF_SAMPLE = {"linear": linear_rows, "rbf": rbf_rows}
 
 
 @kernels.register("identity", checks=Checks(alternatives={"scale": 2.0}))
@@ -421,7 +266,7 @@ def laplacian_pinv(ds, *, neighbors: PositiveInt = 10, bandwidth: EdgeWeight = "
 
     from .graph import knn_laplacian, scale_features as _scale
 
-    X = np.array(_features(ds, "laplacian_pinv"), dtype=np.float64)
+    X = np.array(feature_vectors(ds, "laplacian_pinv"), dtype=np.float64)
     n = X.shape[0]
     L, info = knn_laplacian(_scale(X, scale_features), neighbors=neighbors, sigma_neighbors=sigma_neighbors,
                             kind="unnormalized", bandwidth=bandwidth)

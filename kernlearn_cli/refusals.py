@@ -42,14 +42,14 @@ def check_triplets(constraints, generator: str, solver: str, accepts: bool, wher
 def check_heldout_map(bound: dict, where: str) -> None:
     """Refuse, before solving, held-out points (``holdout``, ``seen: false``) that the cell's learned
     kernel cannot map: a transductive solver, or one mapping through K0 whose initial kernel has no
-    out-of-sample map (:data:`~kernlearn_cli.kernels.OUT_OF_SAMPLE`).
+    out-of-sample map (:data:`~kernlearn_cli.inductive.OUT_OF_SAMPLE`).
 
     Raises
     ------
     ConfigError
         Naming ``dataset.holdout``, the solver (or kernel) and what would map the points.
     """
-    from .kernels import OUT_OF_SAMPLE
+    from .inductive import OUT_OF_SAMPLE
     from .registry import inductive_text
 
     if bound["holdout"]["seen"]:

@@ -12,7 +12,8 @@ import pytest
 
 from kernlearn_cli.archive import Archive
 from kernlearn_cli.config import expand, load
-from kernlearn_cli.study import load_study, read_prose, study_names
+from kernlearn_cli.study.find import study_names
+from kernlearn_cli.study.reader import load_study, read_prose
 
 ROOT = Path(__file__).resolve().parent.parent
 CONFIGS = sorted(ROOT.glob("configs/papers/*/causes/*.yaml"))

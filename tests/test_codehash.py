@@ -49,6 +49,14 @@ def test_a_solver_digest_covers_its_compiled_kernels_and_leaves_out_what_compute
     assert "kernlearn_cli.solvers.burg" not in closure("kernlearn_cli.solvers.nystrom")
 
 
+def test_a_kernel_digest_covers_the_factorizations_it_calls():
+    """The kernels' factorizations live in their own module (issue 55, item 7); their digest still reads it."""
+    mods = closure("kernlearn_cli.kernels")
+    assert {"kernlearn_cli.lowrank", "kernlearn_cli.linalg", "kernlearn_cli.graph"} <= set(mods)
+    assert "kernlearn_cli.lowrank" in closure("kernlearn_cli.solvers.burg")
+    assert "kernlearn_cli.kernels" not in closure("kernlearn_cli.solvers.burg")     # a solver reads no kernel
+
+
 def test_a_cell_is_reused_only_while_its_code_is_the_same(tmp_path, monkeypatch):
     first, said = _run(tmp_path)
     assert said == [] and set(first["provenance"]["code"]["components"]) == {

@@ -18,7 +18,7 @@ import yaml
 from helpers import REPO
 from kernlearn_cli import progress, resources
 from kernlearn_cli.errors import ResourceError
-from kernlearn_cli.kernels import factorize
+from kernlearn_cli.lowrank import factorize
 
 #: A dataset loader registered in a child interpreter that then runs the ``kernlearn`` entry point:
 #: ``stuck`` blocks SIGINT and sleeps (a cell inside LAPACK or a compiled kernel never sees Ctrl-C);
@@ -151,7 +151,7 @@ def test_memory_error_is_one_paragraph_naming_the_step(monkeypatch, inproc, tmp_
     def no_memory(a):
         raise MemoryError
 
-    monkeypatch.setattr("kernlearn_cli.kernels.eigh", no_memory)
+    monkeypatch.setattr("kernlearn_cli.lowrank.eigh", no_memory)
     monkeypatch.chdir(tmp_path)        # K0's factor is memoised per working folder: an earlier run's would skip eigh
     cfg = {"name": "oom", "seed": 0, "dataset": {"name": "iris"}, "kernel": {"name": "rbf"},
            "constraints": {"name": "random_pairs", "count": 5}, "solver": {"name": "burg"}, "evaluate": []}

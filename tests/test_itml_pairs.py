@@ -12,7 +12,7 @@ import pytest
 from kernlearn_cli.config import Cell
 from kernlearn_cli.constraints.pairs import sample_pairs
 from kernlearn_cli.errors import ConfigError, DataError
-from kernlearn_cli.kernels import linear_rows
+from kernlearn_cli.inductive import linear_rows
 from kernlearn_cli.registry import constraints, kernels
 from kernlearn_cli.types import KIND_CODE, Dataset
 

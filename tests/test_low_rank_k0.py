@@ -11,7 +11,9 @@ from scipy.spatial.distance import pdist
 from sklearn.metrics.pairwise import rbf_kernel as sklearn_rbf
 
 import kernlearn_cli.kernels as kernels
-from kernlearn_cli.kernels import pivoted_cholesky, rbf, rbf_bandwidth, rbf_kernel_matrix, rbf_rows
+from kernlearn_cli.inductive import rbf_rows
+from kernlearn_cli.kernels import rbf, rbf_bandwidth, rbf_kernel_matrix
+from kernlearn_cli.lowrank import pivoted_cholesky
 from kernlearn_cli.runner import run_config
 from kernlearn_cli.solvers.burg import burg
 from kernlearn_cli.types import Constraints, Dataset

@@ -13,7 +13,9 @@ import pytest
 import yaml
 
 from kernlearn_cli.errors import ConfigError
-from kernlearn_cli.study import find_studies, labelings_by_budget, load_study, study_names
+from kernlearn_cli.study.budget import labelings_by_budget
+from kernlearn_cli.study.find import find_studies, study_names
+from kernlearn_cli.study.reader import load_study
 from kernlearn_cli.verdicts import Entry, Rule, Statement, paper_item, verdict_table, verdicts
 
 REPO = Path(__file__).resolve().parents[1]

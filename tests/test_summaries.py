@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from kernlearn_cli.reproduce.pages import check_summary, summary_claims
-from kernlearn_cli.study import load_study
+from kernlearn_cli.study.reader import load_study
 
 REPO = Path(__file__).resolve().parents[1]
 

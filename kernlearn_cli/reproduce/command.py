@@ -104,7 +104,8 @@ def reproduce(studies: list[Study], *, results: Path, quick: bool, jobs: int, la
 
 def _every_study(studies: list[Study]) -> list[Study]:
     """``studies`` and every other study found from the working directory, by paper: the status table's rows."""
-    from ..study import find_studies, load_study, study_names
+    from ..study.find import find_studies, study_names
+    from ..study.reader import load_study
 
     known = {s.paper for s in studies}
     everyone = studies + [s for s in map(load_study, find_studies("all") if study_names() else [])

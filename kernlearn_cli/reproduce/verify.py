@@ -124,7 +124,8 @@ def machine_change(record: dict) -> str | None:
 
 
 def study_of(paper: str):
-    from ..study import find_studies, load_study
+    from ..study.find import find_studies
+    from ..study.reader import load_study
 
     return load_study(find_studies(paper)[0])
 

@@ -44,7 +44,7 @@ import scipy.linalg as sla
 import scipy.sparse as sp
 
 from ..errors import ConfigError, DataError
-from ..kernels import RANK_TOL, full_column_rank
+from ..lowrank import RANK_TOL, full_column_rank
 from ..kinds import DISSIMILAR, SIMILAR
 from ..linalg import eigh
 from ..params import Interval, Positive, checked_arguments
@@ -323,7 +323,7 @@ def _check_indices(constraints: Constraints) -> None:
 
 
 def _full_column_rank(G: np.ndarray) -> np.ndarray:
-    """:func:`~kernlearn_cli.kernels.full_column_rank`, with its singular values alone computed first
+    """:func:`~kernlearn_cli.lowrank.full_column_rank`, with its singular values alone computed first
     (one copy of G), and its thin SVD (about 7 n r doubles) only when G is rank deficient."""
     s = np.linalg.svd(G, compute_uv=False)
     return G if np.all(s > RANK_TOL * s[0]) else full_column_rank(G)

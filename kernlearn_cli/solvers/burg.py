@@ -47,7 +47,7 @@ import numpy as np
 
 from ..errors import DataError
 from ..kinds import DISTANCE
-from ..kernels import full_column_rank
+from ..lowrank import full_column_rank
 from ..registry import Checks, EstimatorSpec, solvers
 from ..resources import DOUBLE, estimated
 from ..types import Constraints, SolverResult

@@ -109,7 +109,7 @@ import numba as nb
 import numpy as np
 
 from ..errors import ConfigError, DataError, InfeasibleError, SolverError
-from ..kernels import RANK_TOL
+from ..lowrank import RANK_TOL
 from ..kinds import DISTANCE, EQUAL, LOWER
 from ..linalg import eigh
 from ..params import Positive, PositiveInt

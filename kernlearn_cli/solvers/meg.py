@@ -82,7 +82,7 @@ import numpy as np
 from scipy.linalg import eigh_tridiagonal
 
 from ..errors import ConfigError, DataError
-from ..kernels import RANK_TOL
+from ..lowrank import RANK_TOL
 from ..linalg import eigh
 from ..params import NonNegativeInt, Positive
 from ..registry import TRANSDUCTIVE_CHECKS, Checks, EstimatorSpec, evaluators, solvers

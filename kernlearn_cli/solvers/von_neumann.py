@@ -57,7 +57,7 @@ from typing import Callable, Literal
 import numpy as np
 
 from ..errors import DataError
-from ..kernels import full_column_rank
+from ..lowrank import full_column_rank
 from ..linalg import eigh
 from ..registry import Checks, EstimatorSpec, solvers
 from ..kinds import DISTANCE

@@ -25,7 +25,7 @@ from kernlearn_cli.config import expand
 from kernlearn_cli.prepare import prepare
 from kernlearn_cli.reproduce.layout import Layout, expected_config
 from kernlearn_cli.solvers.trin import build_problem, linear_weight_sup
-from kernlearn_cli.study import load_study
+from kernlearn_cli.study.reader import load_study
 
 EXPERIMENTS = ("table5", "table5_sonar_stage2", "table5_ionosphere_stage2", "table5_heart_stage2",
                "table5_wine_stage2")

@@ -13,7 +13,8 @@ from pathlib import Path
 from kernlearn_cli.archive import Archive
 from kernlearn_cli.config import expand
 from kernlearn_cli.reproduce.layout import Layout, expected_config
-from kernlearn_cli.study import labelings_by_budget, load_study
+from kernlearn_cli.study.budget import labelings_by_budget
+from kernlearn_cli.study.reader import load_study
 
 BUDGET = 4 * 3600.0                 # the whole study, CPU seconds on this 2-core machine
 STAGE2 = "_stage2"                  # stage 2's experiments end so; every other experiment is stage 1's

@@ -36,7 +36,7 @@ from kernlearn_cli.graph import scale_features
 from kernlearn_cli.prepare import prepare, runner_extras
 from kernlearn_cli.reproduce.layout import Layout, expected_config
 from kernlearn_cli.rng import STREAM_EVALUATE, component_rng
-from kernlearn_cli.study import load_study
+from kernlearn_cli.study.reader import load_study
 from kernlearn_cli.threads import blas_threads
 
 METHODS = ("compare_nystrom", "compare_nystrom_prior")

@@ -1,126 +1,26 @@
-"""Studies: a paper's reproduction as data (``configs/papers/<paper>/study.yaml``).
-
-A study lists the experiments a paper needs (configs and their overrides), the tables and
-figures built from them, and the paper's statements with the entries and rule each is judged
-by, a paper's table as one matrix of its numbers; its prose (summary, protocol, the tables'
-texts, explanations) is Markdown beside it, ``study.md`` (``docs/studies.md`` is the reference).
-This module reads and checks a study; judging is :mod:`.verdicts`', running the experiments and
-writing pages the CLI's (``kernlearn reproduce``).
-"""
+"""Reading and checking a study file (``study.yaml``) and its prose (``study.md`` beside it):
+:func:`load_study`, every error naming the file and the key (``docs/studies.md`` is the reference)."""
 
 from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass, field
 from decimal import Decimal
 from pathlib import Path
 
-from .errors import ConfigError
-from .verdicts import READS, RULE_KINDS, Entry, Rule, Statement
+from ..errors import ConfigError
+from ..verdicts import READS, RULE_KINDS, Entry, Rule, Statement
+from . import QUICK_SET, Experiment, Figure, Study, Table, default_rule
 
-STUDY_FILE = "study.yaml"
 #: The study's prose beside it: ``## KEY`` sections (:data:`PROSE_KINDS`).
 PROSE_FILE = "study.md"
 #: A prose section's heading: ``summary``, ``protocol`` or ``table NAME`` (the page's texts), or
 #: ``explanation NAME`` / ``calibrated NAME`` (named by the statements that use them).
 PROSE_KINDS = ("summary", "protocol", "table", "explanation", "calibrated")
-#: Where ``kernlearn reproduce PAPER`` looks for ``PAPER/study.yaml`` (relative to the working directory).
-STUDIES_DIR = Path("configs") / "papers"
-QUICK_SET = ("grid.seed=range(3)",)
 AGGS = ("mean", "min", "max")
-#: Metrics that are scores in [0, 1] (default rule without a spread: abs 0.02).
-SCORES = ("alignment", "error", "error_best", "error_loo", "knn_accuracy", "knn_error", "nka_score", "nmi",
-          "pairwise_accuracy", "svm_accuracy", "svm_accuracy_cv")
 _NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.+-]*$")
 #: A statement's kind: judged by its rule, or shown beside the paper without a verdict.
 STATEMENT_KINDS = ("judged", "not comparable", "context")
-
-
-@dataclass(frozen=True)
-class Experiment:
-    """One ``kernlearn run`` of the study: results in ``<results>/<paper>/<out>``.
-
-    ``quick`` holds the overrides a ``--quick`` run adds (None: skipped in quick mode)."""
-
-    name: str
-    config: Path
-    set: tuple = ()
-    out: str = ""
-    jobs: int | None = None
-    env: dict = field(default_factory=dict)
-    quick: tuple | None = QUICK_SET
-    seconds_per_cell: float | None = None      # stated estimate of a cell's compute, for --plan
-
-
-@dataclass(frozen=True)
-class Table:
-    """A ``kernlearn collect`` over some experiments: the long table, or one metric (rows x cols)."""
-
-    name: str
-    title: str
-    sources: tuple
-    metric: str | None = None
-    rows: str | None = None
-    cols: str | None = None
-    agg: str = "mean"
-    text: str = ""
-
-
-@dataclass(frozen=True)
-class Figure:
-    """A ``kernlearn plot`` (``kind`` plot), ``plot-history`` (history) or path figure (a list metric
-    against another, e.g. the error along a regularization path)."""
-
-    name: str
-    title: str
-    sources: tuple
-    kind: str
-    options: dict
-
-
-@dataclass
-class Study:
-    """A paper's reproduction: see ``docs/studies.md``."""
-
-    paper: str
-    title: str
-    path: Path
-    source: str = ""
-    summary: str = ""
-    protocol: str = ""
-    experiments: dict = field(default_factory=dict)
-    tables: dict = field(default_factory=dict)
-    figures: dict = field(default_factory=dict)
-    statements: list = field(default_factory=list)
-    untested: list = field(default_factory=list)       # (where, why) of statements we cannot test
-    citation: dict = field(default_factory=dict)       # CITATION_KEYS -> text (year: int); empty: none given
-
-    @property
-    def folder(self) -> Path:
-        return self.path.parent
-
-    def selected(self, quick: bool) -> list[Experiment]:
-        """The experiments a (quick) run runs, in order."""
-        return [e for e in self.experiments.values() if not quick or e.quick is not None]
-
-
-def default_rule(metric: str | None, std: float | None, read: str = "value") -> Rule:
-    """The rule of a statement that names none (``docs/studies.md``, Rules): 2σ (of the difference)
-    with the paper's std, and on a difference paired by seed (``read: same``); a factor of 2 on a gain; a factor of 1.5 on a ratio and on iteration
-    counts and times; an absolute 0.02 for scores in [0, 1] (accuracy, NMI) and 10% for anything
-    else.  Any other rule needs the paper's own words (``quote``)."""
-    if (std is not None and read in ("value", "each")) or read == "same":
-        return Rule("sigma", 2.0)
-    if read == "gain":
-        return Rule("factor", 2.0)
-    if read == "ratio":
-        return Rule("factor", 1.5)
-    if metric in ("iterations", "seconds", "cpu_seconds") or (metric or "").startswith(("sweeps", "iterations")):
-        return Rule("factor", 1.5)
-    if metric in SCORES:
-        return Rule("abs", 0.02)
-    return Rule("rel", 0.1)
 
 
 def read_prose(path: Path) -> dict:
@@ -284,7 +184,7 @@ FIGURE_KINDS = {"plot": (PLOT_OPTIONS, {"metric"}), "history": (HISTORY_OPTIONS,
 
 
 def _figure(r: _Reader, name: str, spec, experiments: dict) -> Figure:
-    from .report.figures import FIGURE_FORMATS
+    from ..report.figures import FIGURE_FORMATS
 
     key = f"figures.{name}"
     spec = r.mapping(spec, key)
@@ -302,7 +202,7 @@ def _figure(r: _Reader, name: str, spec, experiments: dict) -> Figure:
 
 
 def parse_rule(text, metric: str | None, std: float | None, r: _Reader, key: str, read: str = "value") -> Rule:
-    """A rule from its text, by the first of :data:`~.verdicts.RULE_KINDS` that reads it (``2sigma``,
+    """A rule from its text, by the first of :data:`~kernlearn_cli.verdicts.RULE_KINDS` that reads it (``2sigma``,
     ``factor 3``, ``rel 0.1``, ``abs 0.02``, ``at_most``, ``at_least``)."""
     if text is None:
         return default_rule(metric, std, read)
@@ -503,7 +403,7 @@ def load_study(path: Path) -> Study:
     """Read and check ``path`` (a ``study.yaml``) and its prose (``study.md`` beside it): every key,
     every config file it names, every experiment a table or figure draws from, every table a
     number is judged against, every prose section (each used once or more)."""
-    from .config import parse_yaml
+    from ..config import parse_yaml
 
     path = Path(path)
     r = _Reader(path)
@@ -544,78 +444,3 @@ def load_study(path: Path) -> Study:
         raise ConfigError(f"study prose '{r.prose_path}': section(s) {', '.join(f'## {k}' for k in unused)} "
                           f"used by nothing in {path} (a table or statement of that name; see docs/studies.md).")
     return study
-
-
-def study_names(root: Path = STUDIES_DIR) -> list[str]:
-    """The papers with a study file under ``root``."""
-    return sorted(p.parent.name for p in Path(root).glob(f"*/{STUDY_FILE}"))
-
-
-def find_studies(paper: str, root: Path = STUDIES_DIR) -> list[Path]:
-    """Study files for ``paper`` (a paper name, ``all``, a study file or its folder)."""
-    given = Path(paper)
-    if given.is_file():
-        return [given]
-    if (given / STUDY_FILE).is_file():
-        return [given / STUDY_FILE]
-    names = study_names(root)
-    if paper == "all":
-        if not names:
-            raise ConfigError(f"reproduce all: no study files under '{root}' (run from the project's folder, "
-                              f"where configs/papers/<paper>/study.yaml live).")
-        return [Path(root) / n / STUDY_FILE for n in names]
-    if paper not in names:
-        from .params import did_you_mean
-
-        raise ConfigError(f"reproduce: no study '{paper}' (looked for {Path(root) / paper / STUDY_FILE}).{did_you_mean(paper, names)} "
-                          f"Valid: {', '.join(names + ['all']) or 'all'}, or the path of a study.yaml.")
-    return [Path(root) / paper / STUDY_FILE]
-
-
-def labelings_by_budget(costs: dict, most: dict, budget: float) -> tuple[float, dict]:
-    """Labelings per group when every group gets the same extra time (a study sized to a budget).
-
-    A group g whose first labeling cost c_g seconds gets
-
-        L_g = min(P_g, 1 + ⌊T / c_g⌋)
-
-    labelings (P_g = ``most[g]``), with one T for all groups: the largest for which the extra
-    labelings fit, Σ_g (L_g − 1)·c_g ≤ ``budget``.  Cheap groups reach P_g, costly ones keep few.
-
-    Parameters
-    ----------
-    costs : dict
-        c_g > 0, the measured cost of group g's first labeling (seconds).
-    most : dict
-        P_g ≥ 1, the most labelings group g may get (the paper's count, or a cap).
-    budget : float
-        Seconds left for the labelings after the first.
-
-    Returns
-    -------
-    T : float
-        The common extra time: the smallest T giving the returned L (``inf`` when every group
-        reaches P_g within the budget).
-    L : dict
-        L_g for every group of ``costs``.
-    """
-    if any(c <= 0 for c in costs.values()):
-        raise ValueError("every group's cost must be > 0")
-    # Σ_g (L_g − 1)·c_g is a step function of T, rising at T = k·c_g (k = 1 … P_g − 1).
-    steps = sorted({k * c for g, c in costs.items() for k in range(1, most[g])})
-
-    def counts(t: float) -> dict:
-        return {g: most[g] if t == math.inf else min(most[g], 1 + math.floor(t / c * (1 + 1e-12)))
-                for g, c in costs.items()}
-
-    def spent(L: dict) -> float:
-        return sum((L[g] - 1) * c for g, c in costs.items())
-
-    best = 0.0
-    for t in steps:
-        if spent(counts(t)) > budget:
-            break
-        best = t
-    else:
-        best = math.inf
-    return best, counts(best)
