@@ -9,7 +9,7 @@ then pairs each archived cell with the study's archived cell of the same setting
 the comparison (Markdown), with the experiment's measured CPU time (the records'
 ``provenance.cpu_seconds``).  Without ``--pack`` it reads the committed archives alone.
 
-    python benchmarks/causes.py hu2013 | li2009 | kulis2006 | tsuda2005 [--pack] [--results results]
+    python benchmarks/causes/causes.py hu2013 | li2009 | kulis2006 | tsuda2005 [--pack] [--results results]
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ import numpy as np
 from kernlearn_cli.archive import SUFFIX, Archive
 from kernlearn_cli.config import load
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 TABLE3 = ("table3_trin", "table3_trin_heart_stage2", "table3_trin_sonar_stage2", "table3_trin_wine_stage2")
 TABLE5 = ("table5", "table5_sonar_stage2", "table5_heart_stage2", "table5_wine_stage2")

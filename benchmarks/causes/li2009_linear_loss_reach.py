@@ -8,7 +8,7 @@ and seeded triplets: no solve), computes g_sup, and prints per dataset: g_sup, t
 the γ leave-one-out picks, and how often the chosen kernel's test error equals K0's (the
 ``table5_laplacian`` cell of the same labeling).
 
-    python configs/papers/li2009/linear_loss_reach.py [--results results] [--limit N]
+    python benchmarks/causes/li2009_linear_loss_reach.py [--results results] [--limit N]
 """
 
 from __future__ import annotations
@@ -45,7 +45,7 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--results", default="results")
     ap.add_argument("--limit", type=int, default=0, help="labelings per dataset at most (0: all)")
     args = ap.parse_args(argv)
-    study = load_study(Path(__file__).with_name("study.yaml"))
+    study = load_study(Path(__file__).resolve().parents[2] / "configs" / "papers" / "li2009" / "study.yaml")
     layout = Layout.of(Path(args.results), quick=False)
     k0 = {}
     base = study.experiments["table5_laplacian"]

@@ -5,7 +5,7 @@ multiplier and seed), e.g. ``make li2009-table3`` (relative) and ``make li2009-t
 and prints per dataset the iterations under each rule, the relative objective excess of the
 relative rule's solution, (f_rel - f_abs) / |f_abs|, and its test error beside the absolute one's.
 
-    python benchmarks/li2009_stop_rules.py RELATIVE_DIR ABSOLUTE_DIR
+    python benchmarks/causes/li2009_stop_rules.py RELATIVE_DIR ABSOLUTE_DIR
 """
 
 from __future__ import annotations

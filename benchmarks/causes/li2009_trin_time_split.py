@@ -8,7 +8,7 @@ the solves' CPU seconds, as li2009_fig1_trin_seconds) and writes ``results/cause
 gamma, both counts' iterations and CPU seconds and the three ratios (time = iterations x per-iteration).
 No solve is run (budget: seconds).
 
-    python configs/papers/li2009/causes/trin_time_split.py
+    python benchmarks/causes/li2009_trin_time_split.py
 """
 
 import csv
@@ -16,7 +16,7 @@ from pathlib import Path
 
 from kernlearn_cli.archive import Archive
 
-ROOT = Path(__file__).resolve().parents[4]
+ROOT = Path(__file__).resolve().parents[2]
 FEW, MANY = 400, 6400
 
 

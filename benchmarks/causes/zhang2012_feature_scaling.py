@@ -12,7 +12,7 @@ stopping at its iteration limit) turns last-bit differences into other accuracie
 raw cells equal to the archive, and the largest difference, are printed.  Writes
 ``results/causes/zhang2012/feature_scaling.csv``.
 
-    python configs/papers/zhang2012/causes/feature_scaling.py [--results results] [--seeds 10]
+    python benchmarks/causes/zhang2012_feature_scaling.py [--results results] [--seeds 10]
 """
 
 from __future__ import annotations
@@ -77,7 +77,7 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--results", default="results", type=Path)
     ap.add_argument("--seeds", type=int, default=10, help="labelings per data set (the study's 10)")
     args = ap.parse_args(argv)
-    study = load_study(Path(__file__).parents[1] / "study.yaml")
+    study = load_study(Path(__file__).resolve().parents[2] / "configs" / "papers" / "zhang2012" / "study.yaml")
     layout = Layout.of(args.results, quick=False)
     rows, c0 = [], time.process_time()
     for method in METHODS:

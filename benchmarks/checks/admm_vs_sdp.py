@@ -1,6 +1,6 @@
 """Per-cell gap between KL_ADMM's objective and the exact SDP optimum, and ||V - U|| at the end.
 
-    python benchmarks/admm_vs_sdp.py [ADMM_DIR SDP_DIR]
+    python benchmarks/checks/admm_vs_sdp.py [ADMM_DIR SDP_DIR]
 
 Reads the results of configs/papers/hu2013/sdp_check_{admm,sdp}.yaml (``make hu2013-sdp-check``),
 pairs the cells by (dataset, seed) -- the same constraints and Laplacian -- and prints each

@@ -1,6 +1,6 @@
 """Certified results on Digits sets straddling the feasibility boundary (Kulis et al. 2006, Sec. 6.1).
 
-    python benchmarks/certified_digits.py [--counts 100,150,200,250,320] [--seeds 4] [--max-sweeps 10000]
+    python benchmarks/checks/certified_digits.py [--counts 100,150,200,250,320] [--seeds 4] [--max-sweeps 10000]
                                           [--db-sweeps 1000]
 
 Rank-16 linear kernel of the 317-point pendigits subset, idealized pair constraints (eps = 0.25),

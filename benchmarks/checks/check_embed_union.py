@@ -1,6 +1,6 @@
 """A held-out point through ``kernlearn embed`` against its row in the factor of the union (issue 45 item 1).
 
-    python benchmarks/check_embed_union.py [--workdir DIR]
+    python benchmarks/checks/check_embed_union.py [--workdir DIR]
 
 400 points in two Gaussian blobs (3 dimensions, seed 0) as a ``files`` dataset; ``rbf`` K0 by pivoted
 incomplete Cholesky at rank 30; 200 ``idealized_pairs``; ``burg`` with slack 1 and tol 1e-8.  The run

@@ -1,13 +1,13 @@
 """TRIN against an older trin.py on one path: per-γ Newton iterations, CG steps, objectives and kernels.
 
 The check of issue 45 item 3 ("same iteration counts, per-γ objectives within 1e-10"), for both
-working modes and both trust norms: n points of benchmarks/bench_trin_memory.py's blobs (K0 =
+working modes and both trust norms: n points of benchmarks/scale/bench_trin_memory.py's blobs (K0 =
 laplacian_pinv of a disconnected graph: ``mode: range``) and a connected Laplacian's pseudo-inverse
 (tests/test_trin.py's ``laplacian_factor``: ``full_shifted``), log-loss, γ = 2⁻⁸ … 2⁴ (α = 16),
 tol 1e-6, at most 60 Newton iterations over the path.  The older solver is loaded from git as in
-benchmarks/bench_trin_regression.py.
+benchmarks/speed/bench_trin_regression.py.
 
-    python benchmarks/check_trin_agreement.py [--n 300] [--rev main]
+    python benchmarks/checks/check_trin_agreement.py [--n 300] [--rev main]
 """
 
 from __future__ import annotations
@@ -19,11 +19,13 @@ from pathlib import Path
 
 import numpy as np
 
-from bench_trin_memory import setting
-from bench_trin_regression import old_trin
-from kernlearn_cli.solvers.trin import trin
+BENCHMARKS = Path(__file__).resolve().parents[1]
+sys.path[:0] = [str(BENCHMARKS / "scale"), str(BENCHMARKS / "speed")]   # bench_trin_memory's blobs, bench_trin_regression's old_trin
+from bench_trin_memory import setting  # noqa: E402
+from bench_trin_regression import old_trin  # noqa: E402
+from kernlearn_cli.solvers.trin import trin  # noqa: E402
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tests"))
 from test_trin import laplacian_factor  # noqa: E402
 
 

@@ -1,6 +1,6 @@
 """Issue 17's figures: sklearn's estimator checks per estimator, and `kernlearn embed` against refits.
 
-Run from the repository root (``python benchmarks/estimator_report.py``, about a minute). It uses the
+Run from the repository root (``python benchmarks/checks/estimator_report.py``, about a minute). It uses the
 settings of ``tests/test_estimators.py`` (which checks may fail, and why) and the harness of
 ``tests/test_embed.py`` (iris standardized, 40 training points with 12 pair constraints, a refit on
 the union of training and new points with the same constraints), and prints, per estimator, the
@@ -19,7 +19,7 @@ import numpy as np
 from sklearn.datasets import load_iris
 from sklearn.utils.estimator_checks import check_estimator
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tests"))
 import test_embed as E  # noqa: E402
 import test_estimators as T  # noqa: E402
 

@@ -13,10 +13,10 @@ With ``--before`` each mutant also runs the fast tier of the named tests' files 
 tests (``-m "not slow" --deselect ...``): what the suite caught before the test was written ("survived"
 there is the audit's finding).
 
-    python benchmarks/mutants.py                      # every mutant, about a minute
-    python benchmarks/mutants.py --only pivot quotas  # some of them (names as listed by --list)
-    python benchmarks/mutants.py --before             # and what the rest of each file catches
-    python benchmarks/mutants.py --list
+    python benchmarks/checks/mutants.py                      # every mutant, about a minute
+    python benchmarks/checks/mutants.py --only pivot quotas  # some of them (names as listed by --list)
+    python benchmarks/checks/mutants.py --before             # and what the rest of each file catches
+    python benchmarks/checks/mutants.py --list
 
 Exit code 1 when a mutant survives its named tests (or errs), 0 otherwise.  Add a mutant by adding
 an entry to ``MUTANTS`` (docs/testing.md, "Checking that a test can fail").
@@ -34,7 +34,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 
 
 @dataclass(frozen=True)

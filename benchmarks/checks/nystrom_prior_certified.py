@@ -1,6 +1,6 @@
 """nystrom_prior at small lambda (Zhang et al. 2012, Fig. 1 setting): is "converged" true only at the optimum?
 
-    python benchmarks/nystrom_prior_certified.py [--dataset sonar] [--seeds 3] [--lams 1e-5,1e-4,1e-3,1e-2,1]
+    python benchmarks/checks/nystrom_prior_certified.py [--dataset sonar] [--seeds 3] [--lams 1e-5,1e-4,1e-3,1e-2,1]
 
 The Fig. 1 cells (20 labeled points, one per class first; m = 50 k-means landmarks; tol 1e-8,
 max_iter 5000) are solved by ``nystrom_prior`` and, independently, by cvxpy + Clarabel (the same

@@ -3,9 +3,9 @@ Neumann kernels): run burg, von_neumann (Krylov and eigen sweeps, hard and slack
 and meg on small seeded problems and write every learned factor and history to an .npz; run it
 once per tree and compare the files bit for bit:
 
-    PYTHONPATH=<old tree> python benchmarks/same_bits_kinds_split.py old.npz
-    PYTHONPATH=<new tree> python benchmarks/same_bits_kinds_split.py new.npz
-    python benchmarks/same_bits_kinds_split.py --compare old.npz new.npz
+    PYTHONPATH=<old tree> python benchmarks/checks/same_bits_kinds_split.py old.npz
+    PYTHONPATH=<new tree> python benchmarks/checks/same_bits_kinds_split.py new.npz
+    python benchmarks/checks/same_bits_kinds_split.py --compare old.npz new.npz
 """
 
 import sys

@@ -2,8 +2,8 @@
 revision BASE and in the working tree, and every statement whose verdict changed, old -> new, with
 its rule then and now (statements matched by their place in the paper, ``where``).
 
-    python benchmarks/verdict_changes.py cf04d9e            # every paper
-    python benchmarks/verdict_changes.py cf04d9e li2009     # one
+    python benchmarks/checks/verdict_changes.py cf04d9e            # every paper
+    python benchmarks/checks/verdict_changes.py cf04d9e li2009     # one
 """
 
 import io
@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pandas as pd
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 PAPERS = ("hu2013", "kulis2006", "li2009", "tsuda2005", "zhang2012")
 
 

@@ -13,7 +13,7 @@ Compared, bit for bit, as ``kernlearn reproduce PAPER --verify N`` compares one 
 are :mod:`kernlearn_cli.reproduce.verify`'s (what is compared, and why a cell may differ: another kind of
 machine, other code).
 
-    python benchmarks/verify_archives.py [PAPER ...] [--per-experiment N] [--max-seconds S]
+    python benchmarks/checks/verify_archives.py [PAPER ...] [--per-experiment N] [--max-seconds S]
         [--sample cheapest|seeded] [--seed K] [--experiment NAME ...] [--out DIR] [--results results]
         [--json FILE] [--list]
 
@@ -32,7 +32,7 @@ from pathlib import Path
 
 from kernlearn_cli.reproduce.verify import candidates, report, sample, verify, within_budget
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def main(argv=None) -> int:

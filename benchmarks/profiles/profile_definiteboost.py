@@ -1,6 +1,6 @@
 """A greedy DefiniteBoost step against its floor (issue 45, item 5), one core, in one run.
 
-    python benchmarks/profile_definiteboost.py [--n 10000] [--c 10000] [--r 16] [--steps 2000]
+    python benchmarks/profiles/profile_definiteboost.py [--n 10000] [--c 10000] [--r 16] [--steps 2000]
 
 Instance: G0 ~ N(0, 1) (n x r, seed 0), c random pairs bounded by their distance under a target
 kernel of the same trace (G0 with columns scaled by U(0.2, 1.8), renormalised): ``dist_le`` where

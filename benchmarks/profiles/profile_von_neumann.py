@@ -1,6 +1,6 @@
 """Where a von Neumann projection's time goes (the Krylov sweep): its compiled kernels timed one by one, one core.
 
-    python benchmarks/profile_von_neumann.py
+    python benchmarks/profiles/profile_von_neumann.py
 
 The exponent L is the benchmark's after its first sweep (bench_von_neumann.py: K0 = G0 G0^T for a
 random 2000 x r Gaussian G0, equality distance constraints), v = V0^T (e_i - e_j) of its first
@@ -19,11 +19,15 @@ import os
 os.environ.setdefault("NUMBA_NUM_THREADS", "1")
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
+import sys  # noqa: E402
 import time  # noqa: E402
 
 import math  # noqa: E402
+from pathlib import Path  # noqa: E402
 
 import numpy as np  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "speed"))   # bench_von_neumann's instance
 from bench_von_neumann import instance  # noqa: E402
 from numba import njit  # noqa: E402
 from threadpoolctl import threadpool_limits  # noqa: E402

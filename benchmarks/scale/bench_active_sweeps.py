@@ -1,6 +1,6 @@
 """Cyclic against active-set sweeps (``sweeps: cyclic`` / ``active``) on ITML's problem, side by side.
 
-    python benchmarks/bench_active_sweeps.py N [--r 64] [--tol 1e-3] [--solver burg|von_neumann|both]
+    python benchmarks/scale/bench_active_sweeps.py N [--r 64] [--tol 1e-3] [--solver burg|von_neumann|both]
                                              [--slack 1] [--max-sweeps 20000] [--progress K]
                                              [--schedules cyclic,active]
 

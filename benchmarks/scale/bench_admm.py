@@ -1,6 +1,6 @@
 """KL_ADMM (Hu & Kwok 2013): Table 2 times beside the paper's, Fig. 3-4 scaling, peak memory.
 
-    python benchmarks/bench_admm.py [--quick] [--skip-table] [--skip-scaling] [--skip-memory]
+    python benchmarks/scale/bench_admm.py [--quick] [--skip-table] [--skip-scaling] [--skip-memory]
 
 * Table 2, time: CPU seconds of one learning run (k-NN graph + Laplacian + ADMM, seed 0, the
   settings of configs/papers/hu2013/table2_*.yaml) per dataset beside the paper's KL_ADMM
@@ -12,7 +12,7 @@
 * Fig. 4: the same at n = 1,000 against the number of pairs (rank by Table 1's rule).
 * Peak memory of a learning run on adult_a6a_approx (n = 11,220), in a fresh process.
 
-Figures go to benchmarks/figures/hu2013_fig3.png and hu2013_fig4.png.  One core.
+Figures go to benchmarks/scale/figures/hu2013_fig3.png and hu2013_fig4.png.  One core.
 """
 
 import os

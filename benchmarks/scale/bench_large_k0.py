@@ -1,6 +1,6 @@
 """The rbf K0 by pivoted incomplete Cholesky at large n (issue 45 item 1): time and peak memory.
 
-    python benchmarks/bench_large_k0.py N [N ...] [--d 20] [--rank 64]
+    python benchmarks/scale/bench_large_k0.py N [N ...] [--d 20] [--rank 64]
 
 n points of ``two_gaussians`` in d dimensions (seed 0), ``rbf`` with ``factorization:
 pivoted_cholesky`` and ``rank`` (bandwidth by its default rule), one BLAS thread.  Printed per n:

@@ -1,6 +1,6 @@
 """Generalized Nyström with priors: time and peak memory against n at fixed m (linear cost).
 
-    python benchmarks/bench_nystrom.py [--quick]
+    python benchmarks/scale/bench_nystrom.py [--quick]
 
 Two-Gaussian data (10 dimensions), m = 100 k-means landmarks, 100 labeled points, one lambda;
 for n from 10,000 to 200,000: wall time of ``nystrom_prior`` (landmarks + E in blocks +

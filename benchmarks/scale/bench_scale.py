@@ -1,8 +1,8 @@
 """Every family against n: CPU and wall time, iterations and peak memory (issue 45, item 6).
 
-    python benchmarks/bench_scale.py --quick            # small n grid, under 5 minutes (part of `make bench`)
-    python benchmarks/bench_scale.py                    # the full grid, 10 minutes at most per cell
-    python benchmarks/bench_scale.py --families burg_linear,itml --budget 120
+    python benchmarks/scale/bench_scale.py --quick            # small n grid, under 5 minutes (part of `make bench`)
+    python benchmarks/scale/bench_scale.py                    # the full grid, 10 minutes at most per cell
+    python benchmarks/scale/bench_scale.py --families burg_linear,itml --budget 120
 
 Each (family, n) cell runs in a fresh process (``--cell FAMILY N``), one BLAS and numba thread, so
 its peak resident memory (:class:`kernlearn_cli.resources.PeakMemory`, the process's high-water
@@ -23,7 +23,7 @@ the same bounds and slack γ = 1) in a virtualenv of its own (metric-learn 0.7 n
 scikit-learn < 1.8; created on demand at ``--ml-venv``, ITML skipped with the reason when it
 cannot be), and scikit-learn's ``Nystroem`` (on ``nystrom``'s points, the same m and width).
 
-Writes ``benchmarks/figures/scale.csv`` and ``scale.png`` (``scale_quick.*`` with ``--quick``):
+Writes ``benchmarks/scale/figures/scale.csv`` and ``scale.png`` (``scale_quick.*`` with ``--quick``):
 log-log time (CPU seconds of the cell) and memory (what the cell added to the process at its peak:
 the imports, about 0.2 GB, would flatten every curve) against n, one curve per family, the
 least-squares exponent in the legend.  The CSV has both the peak and the added memory.
@@ -47,7 +47,7 @@ from dataclasses import dataclass  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
-ROOT = HERE.parent
+ROOT = HERE.parents[1]
 FIGURES = HERE / "figures"
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(HERE))

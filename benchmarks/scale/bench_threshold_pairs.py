@@ -1,10 +1,10 @@
 """``threshold_pairs`` by a k-d tree against the all-pairs scan it replaced (issue 45 item 1), one process.
 
-    python benchmarks/bench_threshold_pairs.py N [N ...] [--rev 5c12826^] [--old-up-to 40000]
+    python benchmarks/scale/bench_threshold_pairs.py N [N ...] [--rev 5c12826^] [--old-up-to 40000]
 
 n points in 3 dimensions (standard normal, seed 1) as the factor G, ``gamma_scale = 2 n^(-2/3)`` (about
 two pairs a point).  For each n the current generator runs, and the all-pairs scan of ``--rev`` (loaded
-from git, as benchmarks/bench_trin_memory.py loads an older trin.py; nothing old is kept in the package)
+from git, as benchmarks/scale/bench_trin_memory.py loads an older trin.py; nothing old is kept in the package)
 up to ``--old-up-to`` points: pairs found, identical or not, CPU seconds and peak added memory
 (:class:`kernlearn_cli.resources.PeakMemory`).
 """
@@ -20,7 +20,7 @@ import numpy as np
 from kernlearn_cli.constraints.threshold import threshold_pairs
 from kernlearn_cli.resources import PeakMemory
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def old_threshold_pairs(rev: str):

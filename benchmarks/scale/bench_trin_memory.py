@@ -1,6 +1,6 @@
 """TRIN's peak memory in units of n² doubles (issue 45 item 3), an older trin.py beside today's in one run.
 
-Problem (as in benchmarks/bench_trin.py, on synthetic data): n points in four Gaussian blobs (d = 10,
+Problem (as in benchmarks/speed/bench_trin.py, on synthetic data): n points in four Gaussian blobs (d = 10,
 seed 0), K0 = laplacian_pinv of the standardized features (10 neighbours), neighbour triplets over
 half the points (seed 0), log-loss, tol 1e-3, the path γ = 2⁻¹², 2⁻⁸, ... 2¹⁶ (α = 16) capped at
 ``--max-path-iter`` Newton iterations in all.  For each solver the call runs under
@@ -15,9 +15,9 @@ its default adapts up to 32 MB, so an n = 2000 array freed by one solver would s
 hide the next solver's peak).
 
 The older solver is loaded at run time from git (``git show REV:kernlearn_cli/solvers/trin.py``,
-as benchmarks/bench_trin_regression.py does); nothing old is kept in the package.
+as benchmarks/speed/bench_trin_regression.py does); nothing old is kept in the package.
 
-    python benchmarks/bench_trin_memory.py [--n 2000,5000] [--max-path-iter 6] [--rev main] [--solvers old,new]
+    python benchmarks/scale/bench_trin_memory.py [--n 2000,5000] [--max-path-iter 6] [--rev main] [--solvers old,new]
                                           [--trust-norm frobenius] [--threads 1] [--verbose]
 """
 
@@ -26,16 +26,19 @@ from __future__ import annotations
 import argparse
 import ctypes
 import gc
+import sys
 import time
+from pathlib import Path
 
 import numpy as np
 from threadpoolctl import threadpool_limits
 
-from bench_trin_regression import old_trin
-from kernlearn_cli.registry import constraints, kernels
-from kernlearn_cli.resources import PeakMemory
-from kernlearn_cli.solvers.trin import pr_cg, trin
-from kernlearn_cli.types import Dataset
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "speed"))   # bench_trin_regression's old_trin
+from bench_trin_regression import old_trin  # noqa: E402
+from kernlearn_cli.registry import constraints, kernels  # noqa: E402
+from kernlearn_cli.resources import PeakMemory  # noqa: E402
+from kernlearn_cli.solvers.trin import pr_cg, trin  # noqa: E402
+from kernlearn_cli.types import Dataset  # noqa: E402
 
 
 def setting(n: int):

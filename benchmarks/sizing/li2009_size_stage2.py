@@ -2,7 +2,7 @@
 *Labelings*).  Reads the record archive only (never a result), prints each group's stage-1 cost,
 the common extra time T, L_g and the experiments to add to study.yaml.
 
-    python configs/papers/li2009/size_stage2.py [--results results]
+    python benchmarks/sizing/li2009_size_stage2.py [--results results]
 """
 
 from __future__ import annotations
@@ -45,7 +45,7 @@ def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--results", default="results")
     args = ap.parse_args(argv)
-    study = load_study(Path(__file__).with_name("study.yaml"))
+    study = load_study(Path(__file__).resolve().parents[2] / "configs" / "papers" / "li2009" / "study.yaml")
     layout = Layout.of(Path(args.results), quick=False)
     spent, costs, most, untested = 0.0, {}, {}, []
     for name, e in study.experiments.items():

@@ -2,7 +2,7 @@
 the read every call made before (issue 46 item 7: each record's id recomputed from its config,
 :func:`kernlearn_cli.archive.current_id`, as ``archive.rekeyed`` did), in one process, alternating.
 
-    PYTHONPATH=. python benchmarks/bench_archive_read.py [--repeats 3]
+    PYTHONPATH=. python benchmarks/speed/bench_archive_read.py [--repeats 3]
 
 Run on migrated (format-2) archives; a format-1 archive would be migrated by the first read.
 """
@@ -15,7 +15,7 @@ from pathlib import Path
 
 from kernlearn_cli.archive import Archive, current_id
 
-ROOT = Path(__file__).resolve().parents[1] / "results" / "records"
+ROOT = Path(__file__).resolve().parents[2] / "results" / "records"
 
 
 def read_all(files: list[Path], rekey: bool) -> int:

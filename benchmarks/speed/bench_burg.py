@@ -10,8 +10,8 @@ growth of the time per projection with r (ideally r^2: 16x per 4x in r).
 
 Run from the repository root::
 
-    python benchmarks/bench_burg.py            # full run (>= 0.5 s per measurement, best of 3)
-    python benchmarks/bench_burg.py --quick    # smoke run
+    python benchmarks/speed/bench_burg.py            # full run (>= 0.5 s per measurement, best of 3)
+    python benchmarks/speed/bench_burg.py --quick    # smoke run
 
 It reports and exits 0 whatever the speed.  The only failure is the equivalence check at
 the start (baseline and compiled sweep must give the same B), without which the

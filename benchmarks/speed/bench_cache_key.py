@@ -1,8 +1,8 @@
 """What an edit costs the compiled-kernel cache (issue 55, item 5): ``kernlearn warmup`` of every
 solver after editing a NumPy-only solver, and after editing a compiled helper, in one run.
 
-    python benchmarks/bench_cache_key.py                       # this checkout's kernlearn_cli (~5 min)
-    python benchmarks/bench_cache_key.py --tree OTHER_CHECKOUT  # another version, for a before/after
+    python benchmarks/speed/bench_cache_key.py                       # this checkout's kernlearn_cli (~5 min)
+    python benchmarks/speed/bench_cache_key.py --tree OTHER_CHECKOUT  # another version, for a before/after
 
 A copy of the package goes into a scratch folder with its own ``NUMBA_CACHE_DIR``; then, each a fresh
 process timed by wall clock:
@@ -28,7 +28,7 @@ import tempfile
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 STEPS = (("cold cache", None), ("nothing edited", None),
          ("comment in solvers/trin.py (NumPy only)", "solvers/trin.py"),
          ("comment in solvers/_cyclic.py (compiled helpers)", "solvers/_cyclic.py"))

@@ -1,6 +1,6 @@
 """What the certificate costs: solve time with it, and without it, for every certified solver, in one run.
 
-    python benchmarks/bench_certificate.py [--quick]
+    python benchmarks/speed/bench_certificate.py [--quick]
 
 Every solver times the work its certificate adds (``info["certificate_seconds"]``): the final
 violation / duality-gap / KKT / f - f* computations, the infeasibility checks during the sweeps

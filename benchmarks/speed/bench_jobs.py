@@ -1,9 +1,9 @@
 """Wall time of ``kernlearn run --jobs 1`` against ``--jobs 2`` on one grid, and whether both
 give the same results.
 
-    python benchmarks/bench_jobs.py               # 8 cells of ~1 s each, about a minute
-    python benchmarks/bench_jobs.py --repeats 3   # best of 3 per setting (alternating)
-    python benchmarks/bench_jobs.py --cells 16    # a longer grid
+    python benchmarks/speed/bench_jobs.py               # 8 cells of ~1 s each, about a minute
+    python benchmarks/speed/bench_jobs.py --repeats 3   # best of 3 per setting (alternating)
+    python benchmarks/speed/bench_jobs.py --cells 16    # a longer grid
 
 Each timed run is a fresh ``kernlearn run`` process (start-up, every cell, the final
 collect) in a fresh results folder. A warm-up run (two cells with --jobs 2) comes first so

@@ -1,6 +1,6 @@
 """MEG per trial: the dense eigendecomposition (``update: eigh``) against the Lanczos runs (``update: lanczos``).
 
-    PYTHONPATH=. python benchmarks/bench_meg.py [--quick | --agreement]
+    PYTHONPATH=. python benchmarks/speed/bench_meg.py [--quick | --agreement]
 
 For n = 250, 500, 1000, 2000 (Gaussian blobs in 10 dimensions; the reference kernel is rbf with the
 median bandwidth, as in tsuda2005's wine and soybean cells; ``distance_stream`` examples, η = 2), both

@@ -2,8 +2,8 @@
 of a synthetic 1,000-cell folder, and ``kernlearn reproduce li2009``'s paper report; each built twice and
 compared byte for byte.
 
-    python benchmarks/bench_report.py                  # about a minute on a busy machine
-    python benchmarks/bench_report.py --cells 3000     # a larger synthetic folder
+    python benchmarks/speed/bench_report.py                  # about a minute on a busy machine
+    python benchmarks/speed/bench_report.py --cells 3000     # a larger synthetic folder
 
 - make run's folder: ``results/quick_iris_burg`` (run ``make run``, or ``kernlearn run
   configs/quick.yaml``, first; 9 Burg cells on iris);
@@ -28,7 +28,7 @@ import tempfile
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
 
 from kernlearn_cli.report.html import report_html  # noqa: E402

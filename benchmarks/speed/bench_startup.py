@@ -1,9 +1,9 @@
 """Start-up cost of a cell (issue 15, part 4), measured in one run beside the bare library imports,
 since this machine is slow and shared.
 
-    python benchmarks/bench_startup.py                 # 5 interleaved repetitions, about 2 minutes
-    python benchmarks/bench_startup.py --reps 9        # steadier minima
-    python benchmarks/bench_startup.py --all-solvers   # also ``kernlearn warmup`` of every solver, cold (~1 min)
+    python benchmarks/speed/bench_startup.py                 # 5 interleaved repetitions, about 2 minutes
+    python benchmarks/speed/bench_startup.py --reps 9        # steadier minima
+    python benchmarks/speed/bench_startup.py --all-solvers   # also ``kernlearn warmup`` of every solver, cold (~1 min)
 
 Every figure is the wall time of a fresh process. The repetitions are interleaved (one of each
 command, then the next round), and each row gives the minimum and the median over them:
@@ -37,7 +37,7 @@ import tempfile
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 CONFIG = REPO / "configs" / "quick.yaml"
 ONE_CELL = ["--set", "grid.constraints.count=[30]", "--set", "grid.seed=[7]"]
 BIG_GRID = ["--set", "grid.constraints.count=[30]", "--set", "grid.seed=range(10000)"]

@@ -9,7 +9,7 @@ The preconditioned CG runs on the path only (with --cold-pc also on the cold bas
 it stalls: on Table 3's sonar setting, seed 0, it stopped at the 10000-iteration cap after
 382 s with f = 7110 against the optimum 236).
 
-    python benchmarks/bench_trin.py [--datasets sonar,wine] [--alphas 16,0] [--max-iter 10000]
+    python benchmarks/speed/bench_trin.py [--datasets sonar,wine] [--alphas 16,0] [--max-iter 10000]
                                     [--stop absolute|relative] [--cold-pc]
 """
 

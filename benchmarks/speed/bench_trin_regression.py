@@ -12,7 +12,7 @@ kept.  ``--max-iter`` caps each gamma (the older code has no cap per path): on t
 a gamma can take thousands of iterations, a small cap compares the cost per iteration and per CG
 step of the two codes on the same capped work (iteration counts marked * stopped at the cap).
 
-    python benchmarks/bench_trin_regression.py [--datasets heart,wine] [--graphs hoi,former]
+    python benchmarks/speed/bench_trin_regression.py [--datasets heart,wine] [--graphs hoi,former]
                                                [--alphas 16,0] [--rev 9893b93^] [--repeat 1] [--max-iter 10000]
 """
 
@@ -35,7 +35,7 @@ from kernlearn_cli.solvers.trin import trin
 
 DATASETS = {"breast_cancer_wisconsin": {"missing": "impute"}, "heart": {}, "wine": {}, "sonar": {},
             "ionosphere": {}}
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _load(rev: str, path: str, name: str, patch=lambda src: src):

@@ -50,11 +50,11 @@ on 400 or 800 pairs needs more than 300 iterations (tens of seconds, past 1000 i
 1e4), so the full grid does not fit a ~10 minute run; pass
 ``--gammas 1e-4,1e-3,1e-2,1e-1,1,1e1,1e2,1e3,1e4`` for it.
 
-    python benchmarks/bench_trin_spambase.py [--counts 400,800,6400] [--gammas 1e-2,1,1e2]
+    python benchmarks/speed/bench_trin_spambase.py [--counts 400,800,6400] [--gammas 1e-2,1,1e2]
         [--trials 1] [--max-sweeps 8000] [--max-iter 1000] [--stop dual_change] [--scale standard]
         [--figure PATH]
 
-Prints one markdown table and writes benchmarks/figures/li2009_fig1_spambase.png (CPU time vs
+Prints one markdown table and writes benchmarks/speed/figures/li2009_fig1_spambase.png (CPU time vs
 gamma, one line per solver and number of constraints, log axes).
 """
 
@@ -142,7 +142,7 @@ def main() -> None:
     ap.add_argument("--trust-norm", choices=("frobenius", "natural"), default="frobenius")
     ap.add_argument("--scale", choices=("standard", "none"), default="standard", help="feature scaling")
     ap.add_argument("--seed", type=int, default=0, help="the first trial's seed (trial t: seed + t)")
-    ap.add_argument("--figure", type=Path, default=Path("benchmarks/figures/li2009_fig1_spambase.png"))
+    ap.add_argument("--figure", type=Path, default=Path("benchmarks/speed/figures/li2009_fig1_spambase.png"))
     args = ap.parse_args()
     counts = [int(c) for c in args.counts.split(",")]
     gammas = [float(g) for g in args.gammas.split(",")]

@@ -1,6 +1,6 @@
 """Time per projection of the von Neumann sweeps beside the Burg sweep, one core, in one run.
 
-    python benchmarks/bench_von_neumann.py [--quick]
+    python benchmarks/speed/bench_von_neumann.py [--quick]
 
 Both sweeps run on the same random equality distance constraints (bounds 0.7-0.9x or
 1.1-1.3x the current distances) for r in {16, 64, 256}, timed over the first sweep from
