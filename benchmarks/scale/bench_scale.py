@@ -426,7 +426,7 @@ def main(argv=None) -> int:
     ap.add_argument("--budget", type=float, default=None, help="wall seconds per cell (default 30 quick, 600 full)")
     ap.add_argument("--max-memory", type=float, default=8.0, help="GB: skip cells estimated above it")
     ap.add_argument("--ml-venv", type=Path, default=ROOT / ".venv-ml", help="virtualenv for metric-learn's ITML")
-    ap.add_argument("--out", type=Path, default=None, help="CSV path (default benchmarks/figures/scale[_quick].csv)")
+    ap.add_argument("--out", type=Path, default=None, help="CSV path (default benchmarks/scale/figures/scale[_quick].csv)")
     ap.add_argument("--merge", type=Path, nargs="+", help="only merge these CSVs (pieces run separately) into --out")
     ap.add_argument("--cell", nargs=2, metavar=("FAMILY", "N"), help=argparse.SUPPRESS)
     ap.add_argument("--ml-python", help=argparse.SUPPRESS)
