@@ -32,21 +32,21 @@ lint: install                     ## ruff (the rules are in pyproject.toml)
 	$(PY) -m ruff check kernlearn_cli tests benchmarks configs
 
 bench: install                    ## Burg vs a NumPy loop; von Neumann vs Burg; --jobs 2 vs --jobs 1; KL_ADMM; Nystrom; TRIN; certificates; every family vs n (quick)
-	$(PY) benchmarks/bench_burg.py
-	$(PY) benchmarks/bench_von_neumann.py
-	$(PY) benchmarks/profile_von_neumann.py
-	$(PY) benchmarks/bench_jobs.py
-	$(PY) benchmarks/bench_admm.py
-	$(PY) benchmarks/bench_nystrom.py
-	$(PY) benchmarks/bench_trin.py --datasets sonar,heart,wine --alphas 16,0
-	$(PY) benchmarks/bench_trin_spambase.py
-	$(PY) benchmarks/bench_certificate.py
-	$(PY) benchmarks/bench_startup.py
-	$(PY) benchmarks/bench_scale.py --quick
+	$(PY) benchmarks/speed/bench_burg.py
+	$(PY) benchmarks/speed/bench_von_neumann.py
+	$(PY) benchmarks/profiles/profile_von_neumann.py
+	$(PY) benchmarks/speed/bench_jobs.py
+	$(PY) benchmarks/scale/bench_admm.py
+	$(PY) benchmarks/scale/bench_nystrom.py
+	$(PY) benchmarks/speed/bench_trin.py --datasets sonar,heart,wine --alphas 16,0
+	$(PY) benchmarks/speed/bench_trin_spambase.py
+	$(PY) benchmarks/speed/bench_certificate.py
+	$(PY) benchmarks/speed/bench_startup.py
+	$(PY) benchmarks/scale/bench_scale.py --quick
 
 certified: install                ## converged means feasible and optimal: Digits sets across the feasibility boundary, nystrom_prior at small lambda
-	$(PY) benchmarks/certified_digits.py
-	$(PY) benchmarks/nystrom_prior_certified.py
+	$(PY) benchmarks/checks/certified_digits.py
+	$(PY) benchmarks/checks/nystrom_prior_certified.py
 
 # ---- reproduction: one line per paper; the studies (configs/papers/<paper>/study.yaml) say what runs -----
 # `make reproduce` runs every study, writes tables (CSV, Markdown, LaTeX) to results/tables/, figures to

@@ -2,7 +2,7 @@
 
 For every paper of ``configs/papers/*/study.yaml``, its two cheapest archived cells (the cheapest of its
 two cheapest experiments, :func:`kernlearn_cli.reproduce.verify.cheapest_of_paper`) are rerun here, after the cells of
-the papers before it, and once more each alone in a fresh process (``benchmarks/verify_archives.py``):
+the papers before it, and once more each alone in a fresh process (``benchmarks/checks/verify_archives.py``):
 
 - the two reruns give the same bits (a cell's record does not depend on the process that computes it:
   what ran before it, which libraries were loaded yet -- the cause of zhang2012's spambase mismatch);
@@ -41,7 +41,7 @@ def in_repo():
 
 def alone(job, out) -> dict:
     """The cell rerun alone in a fresh process; its record as archived."""
-    res = subprocess.run([sys.executable, str(REPO / "benchmarks" / "verify_archives.py"), job.paper,
+    res = subprocess.run([sys.executable, str(REPO / "benchmarks" / "checks" / "verify_archives.py"), job.paper,
                           "--experiment", job.experiment, "--per-experiment", "1", "--max-seconds", "600",
                           "--out", str(out), "--json", str(out / "outcome.json")],
                          capture_output=True, text=True, cwd=REPO,

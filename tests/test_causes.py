@@ -1,5 +1,5 @@
 """Issue 47 items 5 and 6: the cause experiments are committed with their commands and archives, and
-``benchmarks/causes.py`` pairs their cells with the study's cells of the same setting and seed."""
+``benchmarks/causes/causes.py`` pairs their cells with the study's cells of the same setting and seed."""
 
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ CONFIGS = sorted(ROOT.glob("configs/papers/*/causes/*.yaml"))
 
 
 def _causes():
-    spec = importlib.util.spec_from_file_location("causes", ROOT / "benchmarks" / "causes.py")
+    spec = importlib.util.spec_from_file_location("causes", ROOT / "benchmarks" / "causes" / "causes.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
@@ -28,7 +28,7 @@ def _causes():
 
 def test_every_paper_with_a_deviation_to_explain_has_cause_experiments():
     assert {p.parts[-3] for p in CONFIGS} >= {"hu2013", "li2009", "kulis2006"}
-    assert (ROOT / "configs/papers/zhang2012/causes/feature_scaling.py").is_file()
+    assert (ROOT / "benchmarks/causes/zhang2012_feature_scaling.py").is_file()
 
 
 @pytest.mark.parametrize("config", CONFIGS, ids=lambda p: f"{p.parts[-3]}/{p.stem}")
@@ -88,7 +88,7 @@ def test_zhang2012_feature_scaling_table_pairs_both_methods_on_every_set():
 
 
 def test_li2009_trin_time_split_is_the_archive_split_into_iterations_and_cost_per_iteration():
-    spec = importlib.util.spec_from_file_location("split", ROOT / "configs/papers/li2009/causes/trin_time_split.py")
+    spec = importlib.util.spec_from_file_location("split", ROOT / "benchmarks/causes/li2009_trin_time_split.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     with (ROOT / "results/causes/li2009/trin_time_split.csv").open() as f:

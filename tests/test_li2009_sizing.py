@@ -1,4 +1,4 @@
-"""li2009's stage-2 sizing script (configs/papers/li2009/size_stage2.py) gives, from the committed
+"""li2009's stage-2 sizing script (benchmarks/sizing/li2009_size_stage2.py) gives, from the committed
 record archive, the sizing study.yaml committed: T = 1317.8 s and its stage-2 experiments."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ STUDY = ROOT / "configs" / "papers" / "li2009"
 
 def test_the_sizing_script_gives_the_committed_stage_2(capsys, monkeypatch):
     monkeypatch.chdir(ROOT)
-    spec = importlib.util.spec_from_file_location("size_stage2", STUDY / "size_stage2.py")
+    spec = importlib.util.spec_from_file_location("size_stage2", ROOT / "benchmarks" / "sizing" / "li2009_size_stage2.py")
     script = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(script)
     script.main(["--results", str(ROOT / "results")])

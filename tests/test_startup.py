@@ -1,6 +1,6 @@
 """Start-up of a cell: the K-th cell made directly, lazy registration, warmup and its sbatch lines.
 
-Correctness only: the timings are in ``benchmarks/bench_startup.py``.
+Correctness only: the timings are in ``benchmarks/speed/bench_startup.py``.
 """
 
 import subprocess

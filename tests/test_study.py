@@ -518,7 +518,7 @@ def test_plot_paths_mean_over_seeds(tmp_path):
 
 
 def test_every_committed_figure_comes_from_a_study():
-    """results/figures holds only the studies' figures (benchmarks draw theirs in benchmarks/figures)."""
+    """results/figures holds only the studies' figures (benchmarks draw theirs in benchmarks/<folder>/figures)."""
     made = {name for paper in study_names(REPO / "configs" / "papers")
             for name in load_study(REPO / "configs" / "papers" / paper / "study.yaml").figures}
     committed = {p.name for p in (REPO / "results" / "figures").iterdir() if p.is_file()}

@@ -16,7 +16,7 @@ texts are equal (floats printed with ``repr``, which round-trips every double). 
 listed with its differing keys and both values, marked ``rounding`` when every difference is within
 the archives' merge tolerance (:data:`kernlearn_cli.archive.RTOL`), and with what may explain it beside
 the code: the record made on another kind of machine (:func:`machine_change`) or by other code
-(:func:`kernlearn_cli.codehash.changed_code`).  ``benchmarks/verify_archives.py`` samples several
+(:func:`kernlearn_cli.codehash.changed_code`).  ``benchmarks/checks/verify_archives.py`` samples several
 papers at once under a time budget with the same functions.
 """
 

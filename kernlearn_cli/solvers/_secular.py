@@ -28,8 +28,8 @@ from numba import njit
 # links a called function by its symbol, so which compiled copy of it runs depends on what the process
 # compiled or loaded first.  Copies optimised in different callers reassociate a reduction differently
 # (cold-compiled and cache-loaded code differed by up to 1e-13 relative in 40 of 129 result arrays,
-# benchmarks/same_bits_kinds_split.py); strict arithmetic gives every copy the same bits.  The
-# cost, measured by benchmarks/bench_von_neumann.py --quick: 5-50 % per projection at r = 16-256
+# benchmarks/checks/same_bits_kinds_split.py); strict arithmetic gives every copy the same bits.  The
+# cost, measured by benchmarks/speed/bench_von_neumann.py --quick: 5-50 % per projection at r = 16-256
 # (docs/scale.md).
 # The secular solver subtracts the root's offset from exactly computed pole differences, which
 # reassociation would also have broken near a pole.  The loops take numpy's error model: Python's

@@ -234,7 +234,7 @@ def admm(G0: np.ndarray, constraints: Constraints, *, dataset, rng,
     V0 = rng.standard_normal((n, r)) / math.sqrt(r)
     # Work in reverse Cuthill-McKee order of the graph, so that the rows the sparse products
     # gather are near each other in memory (a relabelling: the iterates are the same up to rounding).
-    # Measured: 20-25% less time on the adult sets a3a-a6a (benchmarks/bench_admm.py).
+    # Measured: 20-25% less time on the adult sets a3a-a6a (benchmarks/scale/bench_admm.py).
     perm = sp.csgraph.reverse_cuthill_mckee(L, symmetric_mode=True).astype(np.int64)
     inv = np.empty_like(perm)
     inv[perm] = np.arange(n)

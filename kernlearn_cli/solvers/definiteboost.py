@@ -156,7 +156,7 @@ def _residuals(Y, p, ii, jj, isdist, sig, beta, out):
 
     :func:`_value`'s loop written out: as a call per constraint (not inlined across numba's
     functions) the scan took 34 ns a constraint at r = 16, inline 5 ns; the same loop under the
-    same flags gives the same bits (benchmarks/profile_definiteboost.py checks it)."""
+    same flags gives the same bits (benchmarks/profiles/profile_definiteboost.py checks it)."""
     r = p.shape[0]
     for q in range(ii.shape[0]):
         a = ii[q]

@@ -671,10 +671,10 @@ WARMUP = {"constraints": {"name": "neighbor_triplets", "in_class": 3, "out_class
 
 def _dense_cost(method: str, per_n2: float):
     """TRIN and PR-CG keep dense n x n iterates, their Cholesky factors and CG directions: ``per_n2`` n²
-    doubles at the peak.  TRIN: 8 (7.8 measured at n = 2000 by benchmarks/bench_trin_memory.py: the
+    doubles at the peak.  TRIN: 8 (7.8 measured at n = 2000 by benchmarks/scale/bench_trin_memory.py: the
     factor, Ẑ, R̂, P̂, the work array and the loss Hessian, and Z, R, Q packed; 9 with K0⁻¹ in the
     n x n modes when the constraints touch every point);
-    PR-CG: 12 (10.6 measured at n = 2000 by benchmarks/bench_trin_memory.py --solvers pr_cg, in the
+    PR-CG: 12 (10.6 measured at n = 2000 by benchmarks/scale/bench_trin_memory.py --solvers pr_cg, in the
     r x r mode; K0⁻¹ adds one in the n x n modes)."""
     def cost(G0, constraints, **settings):
         n = np.shape(G0)[0]
