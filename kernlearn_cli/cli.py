@@ -367,7 +367,7 @@ class EmbedCommand(TyperCommand):
     (listing them imports every solver module, which a run of ``embed`` does not need)."""
 
     def format_help_text(self, ctx, formatter) -> None:
-        from .registry import inductive_text
+        from .inductive import inductive_text
 
         super().format_help_text(ctx, formatter)
         formatter.write_paragraph()
@@ -399,7 +399,8 @@ def list_(kind: Optional[str] = typer.Argument(None, help="datasets|kernels|cons
     import re
 
     from .params import did_you_mean
-    from .registry import PLUGIN_GROUP, REGISTRIES, load_plugins
+    from .plugins import PLUGIN_GROUP, load_plugins
+    from .registry import REGISTRIES
 
     if kind is not None and kind not in REGISTRIES:
         raise ConfigError(f"unknown kind '{kind}'.{did_you_mean(kind, REGISTRIES)} "
@@ -466,7 +467,8 @@ def warmup(config: Optional[Path] = typer.Argument(None, help="YAML experiment c
     import time
 
     from .config import Grid, load
-    from .registry import load_plugins, solvers
+    from .plugins import load_plugins
+    from .registry import solvers
     from .warmup import numba_cache, warmup as warmup_
 
     t0 = time.perf_counter()

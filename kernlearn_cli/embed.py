@@ -29,8 +29,7 @@ from .atomic import atomic_path
 from .data.user import existing_file, read_matrix
 from .errors import DataError
 from .factors import FACTORS, read_factors
-from .inductive import OUT_OF_SAMPLE, transform_through_initial
-from .registry import inductive_text
+from .inductive import OUT_OF_SAMPLE, inductive_text, transform_through_initial
 from .solvers.nystrom import factor_rows, psd_sqrt
 
 

@@ -14,7 +14,7 @@ a config's are, and keeps
 
 ``transform(X_new)`` gives the rows of the learned factor for new points where the method is
 inductive (:mod:`kernlearn_cli.embed`; the registry's ``inductive``, listed by
-:func:`kernlearn_cli.registry.inductive_text`): through the initial factor with a ``linear`` or
+:func:`kernlearn_cli.inductive.inductive_text`): through the initial factor with a ``linear`` or
 ``rbf`` initial kernel, or through the landmarks; a transductive method transforms its training
 points only.  A solver that does not converge warns with
 :class:`~kernlearn_cli.solvers.protocol.ConvergenceWarning`, as on the command line.  The output columns are named ``burgkernel0``, ``burgkernel1``, ...
@@ -48,7 +48,8 @@ from .inductive import OUT_OF_SAMPLE, transform_through_initial
 from .errors import KernlearnError
 from .registry import constraints as constraint_generators
 from .registry import kernels as initial_kernels
-from .registry import inductive_text, solvers
+from .inductive import inductive_text
+from .registry import solvers
 from .types import Constraints, Dataset
 
 

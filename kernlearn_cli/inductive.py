@@ -21,8 +21,23 @@ import numpy as np
 from .errors import DataError
 from .kernels import Bandwidth, feature_scaling, feature_vectors, rbf_cholesky, rbf_points
 from .lowrank import RANK_TOL
-from .registry import inductive_text
+from .registry import INDUCTIVE, solvers
 from .solvers.nystrom import factor_rows, psd_sqrt
+
+
+def inductive_solvers() -> dict[str, str]:
+    """Solver name -> how it maps new points (:data:`INDUCTIVE`), for every inductive solver
+    (imports every solver module and plugin)."""
+    return {e.name: INDUCTIVE[e.inductive] for e in solvers.entries() if e.inductive}
+
+
+def inductive_text() -> str:
+    """The inductive solvers in words, those mapping new points alike together:
+    ``burg, trin: through the initial factor G0, ...; nystrom: through their landmarks``."""
+    ways: dict[str, list[str]] = {}
+    for name, way in inductive_solvers().items():
+        ways.setdefault(way, []).append(name)
+    return "; ".join(f"{', '.join(names)}: {way}" for way, names in ways.items())
 
 
 def linear_rows(ds, X_new: np.ndarray, G0: np.ndarray, *, center: bool = False, standardize: bool = False,

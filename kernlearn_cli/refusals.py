@@ -50,7 +50,7 @@ def check_heldout_map(bound: dict, where: str) -> None:
         Naming ``dataset.holdout``, the solver (or kernel) and what would map the points.
     """
     from .inductive import OUT_OF_SAMPLE
-    from .registry import inductive_text
+    from .inductive import inductive_text
 
     if bound["holdout"]["seen"]:
         return

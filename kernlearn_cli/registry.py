@@ -24,6 +24,7 @@ import inspect
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
+from .builtins import modules_of
 from .errors import ConfigError
 from .params import compile_check, describe, did_you_mean, parameter_docs, settings_hints
 
@@ -192,7 +193,7 @@ class Registry:
     """A named collection of components of one kind.
 
     ``builtins`` maps the name of each built-in component to the module that registers it
-    (:data:`BUILTINS`); a module is imported the first time one of its names is looked up.
+    (:data:`kernlearn_cli.builtins.BUILTINS`); a module is imported the first time one of its names is looked up.
     ``shared`` maps each setting a config may give every component of the kind, beside the
     component's own, and that the runner handles (the constraint generators' ``reference``) to
     (what it accepts, what it does), for ``kernlearn list``.
@@ -292,6 +293,8 @@ class Registry:
 
     def entries(self) -> list[Entry]:
         """Every entry (imports the modules of every built-in of this kind and every plugin)."""
+        from .plugins import load_plugins
+
         for module in sorted(set(self._builtins.values())):
             importlib.import_module(module)
         load_plugins()
@@ -299,10 +302,12 @@ class Registry:
 
     def get(self, name: str, where: str = "") -> Entry:
         """The entry of ``name``, importing the module of a built-in the first time it is asked for,
-        and the installed plugins (:func:`load_plugins`) when no built-in has that name."""
+        and the installed plugins (:func:`kernlearn_cli.plugins.load_plugins`) when no built-in has that name."""
         if name not in self._entries and name in self._builtins:
             importlib.import_module(self._builtins[name])
         if name not in self._entries:
+            from .plugins import load_plugins
+
             load_plugins(where)
         if name not in self._entries:
             raise ConfigError(
@@ -342,62 +347,7 @@ INDUCTIVE = {"landmarks": "through their landmarks",
              "initial factor": "through the initial factor G0, with a linear or rbf initial kernel"}
 
 
-def inductive_solvers() -> dict[str, str]:
-    """Solver name -> how it maps new points (:data:`INDUCTIVE`), for every inductive solver
-    (imports every solver module and plugin)."""
-    return {e.name: INDUCTIVE[e.inductive] for e in solvers.entries() if e.inductive}
-
-
-def inductive_text() -> str:
-    """The inductive solvers in words, those mapping new points alike together:
-    ``burg, trin: through the initial factor G0, ...; nystrom: through their landmarks``."""
-    ways: dict[str, list[str]] = {}
-    for name, way in inductive_solvers().items():
-        ways.setdefault(way, []).append(name)
-    return "; ".join(f"{', '.join(names)}: {way}" for way, names in ways.items())
-
-
-#: The built-in components: module (inside ``kernlearn_cli``) -> {registry: the names it registers}.
-#: A registry imports a module only when one of its names is looked up, so a cell imports the
-#: components it uses and no others (no other solver's compiled kernels); ``kernlearn list``
-#: imports them all. ``tests/test_startup.py`` checks this table against what the modules register.
-BUILTINS: dict[str, dict[str, tuple[str, ...]]] = {
-    "data.bundled": {"datasets": ("iris", "wine", "breast_cancer", "digits")},
-    "data.synthetic": {"datasets": ("chessboard", "double_spiral", "two_gaussians", "gyrb_like")},
-    "data.uci": {"datasets": ("sonar", "ionosphere", "heart", "glass", "soybean_small", "spambase", "uspst",
-                              "breast_cancer_wisconsin", "pendigits", "adult_a1a", "adult_a2a", "adult_a3a",
-                              "adult_a4a_approx", "adult_a5a_approx", "adult_a6a_approx")},
-    "data.user": {"datasets": ("gyrb", "files")},
-    "kernels": {"kernels": ("linear", "rbf", "identity", "precomputed", "laplacian_pinv")},
-    "constraints.labeled": {"constraints": ("labeled_subset",)},
-    "constraints.must_cannot": {"constraints": ("must_cannot",)},
-    "constraints.pairs": {"constraints": ("random_pairs", "idealized_pairs", "itml_pairs", "from_file")},
-    "constraints.streams": {"constraints": ("distance_stream",)},
-    "constraints.threshold": {"constraints": ("threshold_pairs",)},
-    "constraints.triplets": {"constraints": ("neighbor_triplets",)},
-    "evaluate.clustering": {"evaluators": ("kernel_kmeans_nmi", "pairwise_accuracy")},
-    "evaluate.kernel": {"evaluators": ("constraint_violation", "kernel_condition", "solver_info", "primal_residual")},
-    "evaluate.knn": {"evaluators": ("knn_accuracy", "knn_error")},
-    "evaluate.kpca": {"evaluators": ("kpca_1nn_error",)},
-    "evaluate.supervised": {"evaluators": ("alignment", "svm_accuracy", "nka_criterion")},
-    "solvers.admm": {"solvers": ("admm",)},
-    "solvers.baseline": {"solvers": ("initial",)},
-    "solvers.burg": {"solvers": ("burg",)},
-    "solvers.definiteboost": {"solvers": ("definiteboost",)},
-    "solvers.meg": {"solvers": ("meg",), "evaluators": ("meg_loss",)},
-    "solvers.nystrom": {"solvers": ("nystrom", "nystrom_prior")},
-    "solvers.pcp_sdp": {"solvers": ("pcp_sdp",)},
-    "solvers.trin": {"solvers": ("trin", "pr_cg")},
-    "solvers.von_neumann": {"solvers": ("von_neumann",)},
-}
-
-
-def _builtins(key: str) -> dict[str, str]:
-    """Name -> module (``kernlearn_cli.<module>``) of the built-ins of registry ``key``."""
-    return {name: f"{__package__}.{module}" for module, kinds in BUILTINS.items() for name in kinds.get(key, ())}
-
-
-datasets = Registry("dataset", _builtins("datasets"), shared={
+datasets = Registry("dataset", modules_of("datasets"), shared={
     "subset": ("a mapping {size: N, seed: S} (default: every point)",
                "A stratified random subset of N points, each class in proportion to its size (seed S, default 0; "
                "docs/data.md)."),
@@ -405,53 +355,12 @@ datasets = Registry("dataset", _builtins("datasets"), shared={
                 "N stratified points held out of the solver's data (seed S, default the cell's seed) and scored "
                 "afterwards through the learned kernel's inductive map; seen: true keeps them in the solver's "
                 "data, never labeled, scored alike (docs/data.md).")})
-kernels = Registry("kernel", _builtins("kernels"))
-constraints = Registry("constraint generator", _builtins("constraints"), shared={
+kernels = Registry("kernel", modules_of("kernels"))
+constraints = Registry("constraint generator", modules_of("constraints"), shared={
     "reference": ("a kernel spec such as {name: rbf} (default: the initial kernel)",
                   "The kernel whose squared distances the generator reads (e.g. the bounds b of random_pairs).")})
-solvers = Registry("solver", _builtins("solvers"))
-evaluators = Registry("evaluator", _builtins("evaluators"))
+solvers = Registry("solver", modules_of("solvers"))
+evaluators = Registry("evaluator", modules_of("evaluators"))
 
 REGISTRIES = {"datasets": datasets, "kernels": kernels, "constraints": constraints,
               "solvers": solvers, "evaluators": evaluators}
-
-
-#: The entry-point group in which an installed package names the modules that register its
-#: components (plugins; docs/extending.md, section 6).
-PLUGIN_GROUP = "kernlearn.components"
-_plugins: list[str] | None = None
-
-
-def load_plugins(where: str = "") -> list[str]:
-    """Import every module that installed packages name under :data:`PLUGIN_GROUP`, once per
-    process; importing one registers its components.  Returns the entry points loaded
-    (``name = module``).
-
-    Raises
-    ------
-    ConfigError
-        A plugin module that fails to import, naming the entry point, its package and the error.
-    """
-    global _plugins
-    if _plugins is not None:
-        return _plugins
-    from importlib.metadata import entry_points
-
-    _plugins = []
-    for ep in sorted(entry_points(group=PLUGIN_GROUP), key=lambda e: e.name):
-        package = ep.dist.name if ep.dist is not None else "unknown package"
-        try:
-            ep.load()
-        except Exception as exc:  # noqa: BLE001 - any failure of third-party code, reported once
-            raise ConfigError(f"{where + ': ' if where else ''}kernlearn plugin '{ep.name} = {ep.value}' (entry point "
-                              f"group {PLUGIN_GROUP}, package '{package}') failed to import: "
-                              f"{type(exc).__name__}: {exc}. Fix the plugin, or uninstall it "
-                              f"(pip uninstall {package}).") from None
-        _plugins.append(f"{ep.name} = {ep.value} ({package})")
-    return _plugins
-
-
-def _load_builtins() -> None:
-    """Import every module that registers built-in components (``kernlearn list``)."""
-    for module in BUILTINS:
-        importlib.import_module(f".{module}", __package__)

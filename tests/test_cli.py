@@ -369,7 +369,8 @@ def test_show_prints_checks_settings_a_failed_cell_and_cells_by_number(tmp_path,
 
 def test_embed_help_lists_every_inductive_solver(inproc):
     """`embed --help` names every solver the registry marks inductive, and no transductive one."""
-    from kernlearn_cli.registry import inductive_solvers, solvers
+    from kernlearn_cli.inductive import inductive_solvers
+    from kernlearn_cli.registry import solvers
 
     code, out, _ = inproc("embed", "--help")
     inductive = inductive_solvers()

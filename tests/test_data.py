@@ -402,7 +402,7 @@ def test_every_user_file_loaders_recorded_inputs_are_the_files_it_read(tmp_path,
     unnoticed) or more fails."""
     import hashlib
 
-    from kernlearn_cli.registry import BUILTINS
+    from kernlearn_cli.builtins import BUILTINS
 
     monkeypatch.chdir(tmp_path)
     _user_files(tmp_path / "data")

@@ -7,11 +7,12 @@ import yaml
 from helpers import kernlearn
 from kernlearn_cli.config import Cell
 from kernlearn_cli.estimates import estimate
-from kernlearn_cli.registry import _load_builtins, solvers
+from kernlearn_cli.builtins import load_builtins
+from kernlearn_cli.registry import solvers
 from kernlearn_cli.resources import DOUBLE, EIGH_RATE, GEMM_RATE, Sized, UnknownSize
 from kernlearn_cli.solvers.burg import PROJECTION_RATE
 
-_load_builtins()
+load_builtins()
 
 
 def cell(n, d=2, kernel=None, constraints=None, solver=None):

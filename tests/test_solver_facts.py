@@ -18,7 +18,8 @@ from numba.core.registry import CPUDispatcher
 
 from kernlearn_cli.estimators import ESTIMATORS, estimator_class
 from kernlearn_cli.params import PositiveInt
-from kernlearn_cli.registry import BUILTINS, EstimatorSpec, solvers
+from kernlearn_cli.builtins import BUILTINS
+from kernlearn_cli.registry import EstimatorSpec, solvers
 from kernlearn_cli.report.records import load_records
 from kernlearn_cli.report.tables import entry_stats
 from kernlearn_cli.runner import iteration_limit, run_config

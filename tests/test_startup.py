@@ -12,7 +12,8 @@ import yaml
 
 from kernlearn_cli.config import Grid, check_cell, expand, load
 from kernlearn_cli.errors import ConfigError
-from kernlearn_cli.registry import BUILTINS, REGISTRIES, _load_builtins
+from kernlearn_cli.builtins import BUILTINS, load_builtins
+from kernlearn_cli.registry import REGISTRIES
 from kernlearn_cli.runner import select_cells, task_count
 from kernlearn_cli.slurm import sbatch_script
 
@@ -97,7 +98,7 @@ def test_every_cell_false_leaves_the_cells_to_the_task(tmp_path):
 
 
 def test_builtins_table_matches_what_the_modules_register():
-    _load_builtins()
+    load_builtins()
     for key, registry in REGISTRIES.items():
         table = {name: f"kernlearn_cli.{module}" for module, kinds in BUILTINS.items() for name in kinds.get(key, ())}
         registered = {name: entry.func.__module__ for name, entry in registry._entries.items()

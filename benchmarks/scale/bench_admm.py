@@ -30,7 +30,8 @@ from pathlib import Path  # noqa: E402
 
 import numpy as np  # noqa: E402
 
-from kernlearn_cli.registry import _load_builtins, constraints, datasets  # noqa: E402
+from kernlearn_cli.builtins import load_builtins  # noqa: E402
+from kernlearn_cli.registry import constraints, datasets  # noqa: E402
 from kernlearn_cli.solvers.admm import admm  # noqa: E402
 
 PAPER_SECONDS = {"chessboard": 3.08, "double_spiral": 0.74, "glass": 17.56, "heart": 37.14, "iris": 3.44,
@@ -117,7 +118,7 @@ def scaling(quick):
 
 def memory():
     code = ("import resource, warnings; warnings.simplefilter('ignore');"
-            "import sys; sys.path.insert(0, %r); from bench_admm import learn, ADULT, _load_builtins; _load_builtins();"
+            "import sys; sys.path.insert(0, %r); from bench_admm import learn, ADULT, load_builtins; load_builtins();"
             "s, res = learn('adult_a6a_approx', **ADULT);"
             "print(s, res.iterations, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)"
             % str(Path(__file__).parent))
@@ -134,7 +135,7 @@ def main():
     ap.add_argument("--skip-memory", action="store_true")
     args = ap.parse_args()
     warnings.simplefilter("ignore")
-    _load_builtins()
+    load_builtins()
     if not args.skip_table:
         table(args.quick)
     if not args.skip_scaling:

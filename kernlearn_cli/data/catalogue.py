@@ -23,7 +23,7 @@ from ..atomic import temp_beside
 from ..errors import ConfigError, DataError
 from ..inputs import sha256_file
 from ..params import did_you_mean
-from ..registry import BUILTINS
+from ..builtins import BUILTINS
 
 #: Seconds to wait for a download source to answer.
 TIMEOUT = 60

@@ -2,5 +2,5 @@
 
 All of them work on the rows of G: feature-space distances under K are the
 Euclidean distances between rows of G, and kernel k-means on K is k-means on them.
-The modules register themselves when imported (:data:`kernlearn_cli.registry.BUILTINS`).
+The modules register themselves when imported (:data:`kernlearn_cli.builtins.BUILTINS`).
 """

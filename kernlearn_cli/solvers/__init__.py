@@ -1,6 +1,6 @@
 """Solvers: one module per method family; compiled inner loops live beside them (``_*_kernels.py``).
 
-The modules register themselves when imported; :data:`kernlearn_cli.registry.BUILTINS` says which
+The modules register themselves when imported; :data:`kernlearn_cli.builtins.BUILTINS` says which
 module holds which solver, so a run imports (and compiles) only the solvers it uses.
 
 numba's on-disk cache is keyed per source file: a compiled function that calls a helper of another
