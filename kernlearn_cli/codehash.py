@@ -4,7 +4,8 @@ A cell's record keeps, under ``provenance.code`` (:func:`code_of`):
 
 - ``components``: per component of the cell (``"dataset wine"``, ``"kernel rbf"``, ``"constraints
   labeled_subset"``, ``"solver burg"``, ``"evaluate svm_accuracy"``, and the settings every component
-  of a kind takes: ``"subset"``, ``"holdout"``, ``"reference rbf"``), the sha256 over the sources of the module that
+  of a kind takes: ``"subset"``, ``"holdout"`` and ``"inductive"`` (the inductive maps that score
+  the held-out points), ``"reference rbf"``), the sha256 over the sources of the module that
   defines it and of every ``kernlearn_cli`` module it imports — at the top or inside a function,
   transitively (:func:`closure`), so the numba kernels a solver calls are in it — less
   :data:`NOT_NUMERIC`, the modules that route, validate or report and never change a number;
@@ -134,7 +135,10 @@ def _functions(bound: dict):
     if "subset" in bound:
         yield "subset", stratified_subset
     if "holdout" in bound:
+        from .inductive import result_rows
+
         yield "holdout", split_holdout
+        yield "inductive", result_rows            # the held-out points' rows: the inductive maps
     for entry, _ in bound.get("evaluate", []):
         yield f"evaluate {entry.name}", entry.func
 

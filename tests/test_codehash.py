@@ -90,3 +90,21 @@ def test_the_warning_names_each_component_whose_code_changed(tmp_path, monkeypat
     _edit(monkeypatch, module)
     _, said = _run(tmp_path)
     assert component in said[0], said
+
+
+def test_a_holdout_cell_is_keyed_to_the_inductive_maps_that_score_it(tmp_path, monkeypatch):
+    """The held-out points' rows come from kernlearn_cli.inductive (no solver's module): an edit there
+    computes a holdout cell again, and leaves a cell without a holdout alone."""
+    from kernlearn_cli.config import Cell, bind_cell
+
+    plain = codehash.code_of(bind_cell(Cell(0, CONFIG), "c.yaml"))
+    held = codehash.code_of(bind_cell(Cell(0, {**CONFIG, "dataset": {**CONFIG["dataset"],
+                                                                     "holdout": {"size": 6}}}), "c.yaml"))
+    assert "inductive" in held["components"] and "inductive" not in plain["components"]
+    assert "kernlearn_cli/inductive.py" in held["files"]
+    bound = bind_cell(Cell(0, {**CONFIG, "dataset": {**CONFIG["dataset"], "holdout": {"size": 6}}}), "c.yaml")
+    record = {"provenance": {"code": held}}
+    assert codehash.changed_code(record, bound) == []
+    _edit(monkeypatch, "kernlearn_cli.inductive")
+    assert codehash.changed_code(record, bound) == ["inductive (kernlearn_cli/inductive.py changed)"]
+    assert codehash.changed_code({"provenance": {"code": plain}}, bind_cell(Cell(0, CONFIG), "c.yaml")) == []
