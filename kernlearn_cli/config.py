@@ -464,6 +464,16 @@ def bind_cell(cell: Cell, where: str) -> dict:
                               f"Keep one entry and make the setting a grid axis (e.g. grid: {{evaluate.{j}.{setting}: "
                               f"[...]}}): each cell then has its value.")
         first[entry.name] = k
+    owner: dict[str, int] = {}
+    for k, (entry, params) in enumerate(bound["evaluate"]):
+        for metric in entry.metric_names(params):
+            if metric in owner:
+                j = owner[metric]
+                raise ConfigError(f"{where}: evaluate[{j}] ('{bound['evaluate'][j][0].name}') and evaluate[{k}] "
+                                  f"('{entry.name}') both return the metric '{metric}', so the second would overwrite "
+                                  f"the first. Keep one of them (or, for solver_info, leave '{metric}' out of its "
+                                  f"keys).")
+            owner[metric] = k
     return bound
 
 

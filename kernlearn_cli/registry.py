@@ -71,12 +71,22 @@ class Entry:
     warmup: bool | dict = False
     budget: str = ""
     estimator: EstimatorSpec | None = None
+    #: Evaluators: the names of the metrics it returns (each returned key is one of them, or one of them
+    #: followed by ``_`` and a suffix), or the setting whose value lists them (``"keys"``).
+    metrics: tuple[str, ...] | str = ()
     #: What the generic checks of :mod:`kernlearn_cli.testing` need of it (:class:`Checks`); None: not declared.
     checks: Checks | None = None
     #: Setting -> its annotation with the ``Annotated`` metadata (evaluated once, at registration) ...
     hints: dict[str, Any] = field(default_factory=dict)
     #: ... and its validator, ``(value, where) -> converted value`` (:func:`kernlearn_cli.params.compile_check`).
     validators: dict[str, Callable[[Any, str], Any]] = field(default_factory=dict)
+
+    def metric_names(self, params: dict) -> tuple[str, ...]:
+        """The metric names the evaluator declares for settings ``params`` (as bound); () when it declares none."""
+        if isinstance(self.metrics, str):
+            value = params.get(self.metrics, self.parameters()[self.metrics].default)
+            return tuple(value) if isinstance(value, (list, tuple)) else ()
+        return tuple(self.metrics)
 
     def enforces_exactly(self, params: dict) -> bool:
         """True when the solver with settings ``params`` (as bound) enforces every constraint exactly."""
@@ -207,7 +217,8 @@ class Registry:
 
     def register(self, name: str, *, triplets: bool = False, instead_of_kernel: str = "", inductive: str = "",
                  exact: bool | tuple[str, ...] = False, warmup: bool | dict = False, budget: str = "",
-                 estimator: EstimatorSpec | None = None, checks: Checks | None = None):
+                 estimator: EstimatorSpec | None = None, checks: Checks | None = None,
+                 metrics: tuple[str, ...] | str = ()):
         """Decorator registering ``func`` under ``name``.
 
         Parameters
@@ -239,6 +250,11 @@ class Registry:
             For solvers: its scikit-learn estimator; None (default) for none.
         checks : Checks, optional
             What the generic checks need of it (:class:`Checks`, :mod:`kernlearn_cli.testing`).
+        metrics : tuple of str, or str
+            For evaluators: the names of the metrics it returns (a returned key is one of them, or one of
+            them followed by ``_`` and a suffix, e.g. ``knn_accuracy_std``), or the name of the setting
+            that lists them; two evaluators of a cell declaring one name are refused when the config is
+            checked.
 
         Raises
         ------
@@ -249,6 +265,8 @@ class Registry:
         solver_only = {"triplets": triplets, "instead_of_kernel": instead_of_kernel, "inductive": inductive,
                        "exact": exact, "warmup": warmup, "budget": budget, "estimator": estimator}
         given = [key for key, value in solver_only.items() if value not in (False, "", None)]
+        if metrics and self.kind != "evaluator":
+            raise ValueError(f"{self.kind} '{name}': metrics describe an evaluator; a {self.kind} returns none.")
         if self.kind != "solver" and given:
             raise ValueError(f"{self.kind} '{name}': {', '.join(given)} describe(s) a solver; a {self.kind} "
                              f"takes none of register()'s solver arguments (register it with its name alone).")
@@ -264,6 +282,9 @@ class Registry:
             if budget and budget not in hints:
                 raise ValueError(f"{self.kind} '{name}': budget must name one of its settings "
                                  f"({', '.join(hints) or 'none'}), got {budget!r}.")
+            if isinstance(metrics, str) and metrics not in hints:
+                raise ValueError(f"{self.kind} '{name}': metrics must name the setting that lists them "
+                                 f"({', '.join(hints) or 'none'}), or be a tuple of names; got {metrics!r}.")
             validators = {key: compile_check(tp) for key, tp in hints.items()}
             where = f"{self.kind} '{name}'"
 
@@ -274,7 +295,7 @@ class Registry:
 
             self._entries[name] = Entry(name, checked, doc.split("\n\n")[0].replace("\n", " "), triplets=triplets,
                                         instead_of_kernel=instead_of_kernel, inductive=inductive, exact=exact,
-                                        warmup=warmup, budget=budget, estimator=estimator,
+                                        warmup=warmup, budget=budget, estimator=estimator, metrics=metrics,
                                         checks=checks, hints=hints, validators=validators)
             return checked
         return deco

@@ -84,6 +84,9 @@ def test_one_cell_one_id_however_a_float_is_written(tmp_path):
      "evaluate[0] and evaluate[1] are both 'knn_accuracy' ({'k': 1} and {'k': 15}): one evaluator's metrics "
      "have one set of names, so the second would overwrite the first. Keep one entry and make the setting a grid "
      "axis (e.g. grid: {evaluate.0.k: [...]})"),
+    (lambda c: c.update(evaluate=[{"name": "kernel_kmeans_nmi"}, {"name": "solver_info", "keys": ["rank", "nmi"]}]),
+     "evaluate[0] ('kernel_kmeans_nmi') and evaluate[1] ('solver_info') both return the metric 'nmi', so the "
+     "second would overwrite the first"),
     (lambda c: c.update(grid={"evaluate": [[{"name": "knn_accuracy"}], [{"name": "alignment"}]]}),
      "grid key 'evaluate': the list of evaluators is not a grid axis"),
 ])

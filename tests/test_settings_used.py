@@ -24,7 +24,7 @@ from kernlearn_cli.errors import ConfigError
 from kernlearn_cli.registry import REGISTRIES, solvers
 from kernlearn_cli.testing.checks import (check_declaration, check_kernel_is_used_or_refused,
                                           check_setting_changes_the_result, dataset_setting_changes_the_data,
-                                          evaluator_setting_changes_the_metrics,
+                                          evaluator_returns_its_declared_metrics, evaluator_setting_changes_the_metrics,
                                           generator_setting_changes_the_constraints, kernel_setting_changes_k0)
 
 
@@ -110,3 +110,8 @@ def test_dataset_setting_changes_the_data(name, key):
     if name in CATALOGUE and not has_mirror():
         pytest.skip("needs the dataset mirror")
     dataset_setting_changes_the_data(name, key)
+
+
+@pytest.mark.parametrize("name", REGISTRIES["evaluators"].names())
+def test_every_evaluator_returns_only_its_declared_metrics(name):
+    evaluator_returns_its_declared_metrics(name)

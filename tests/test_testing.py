@@ -6,7 +6,8 @@ import pytest
 from kernlearn_cli.registry import Checks, Registry, solvers
 from kernlearn_cli.solvers.protocol import Certificate, finish
 from kernlearn_cli.testing import check_solver
-from kernlearn_cli.testing.checks import check_certificate_earned, check_declaration, declaration_problems
+from kernlearn_cli.testing.checks import (check_certificate_earned, check_declaration, check_evaluator,
+                                          declaration_problems)
 from kernlearn_cli.types import SolverResult
 
 
@@ -72,3 +73,30 @@ def test_an_unearned_converged_is_caught():
 
     with pytest.raises(AssertionError, match="converged=True but its certificate's checks are not all met"):
         check_certificate_earned("liar", registry=reg)
+
+
+def _evaluators(**declared):
+    reg = Registry("evaluator", {})
+
+    @reg.register("double", **declared)
+    def double(G, ds, *, rng) -> dict:
+        """Twice the trace of K, and a stray key."""
+        return {"double": 2.0 * float((G * G).sum()), "stray": 1.0}
+
+    return reg
+
+
+def test_an_evaluator_declares_its_metrics_and_returns_only_those():
+    assert "declares no metric names: add metrics=(" in " ".join(declaration_problems("double", _evaluators()))
+    reg = _evaluators(metrics=("double",))
+    assert declaration_problems("double", reg) == []
+    with pytest.raises(AssertionError, match=r"returns stray .* not among its declared metrics \('double',\)"):
+        check_evaluator("double", reg)
+    check_evaluator("double", _evaluators(metrics=("double", "stray")))
+
+
+def test_metrics_belong_to_evaluators_and_a_setting_must_list_them():
+    with pytest.raises(ValueError, match="kernel 'k': metrics describe an evaluator"):
+        Registry("kernel", {}).register("k", metrics=("x",))
+    with pytest.raises(ValueError, match="metrics must name the setting that lists them"):
+        _evaluators(metrics="names")

@@ -11,7 +11,7 @@ from ..registry import Checks, evaluators
 from ._common import require_labels, seed_from
 
 
-@evaluators.register("kernel_kmeans_nmi", checks=Checks(
+@evaluators.register("kernel_kmeans_nmi", metrics=("nmi",), checks=Checks(
     alternatives={"n_init": 1, "average": "geometric"}, instance="kernlearn_cli.testing.instances:clustered_factor"))
 def kernel_kmeans_nmi(G: np.ndarray, ds, *, rng, n_init: PositiveInt = 10,
                       average: Literal["arithmetic", "geometric", "min", "max"] = "arithmetic") -> dict:
@@ -37,7 +37,7 @@ def kernel_kmeans_nmi(G: np.ndarray, ds, *, rng, n_init: PositiveInt = 10,
     return {"nmi": float(normalized_mutual_info_score(y, pred, average_method=average))}
 
 
-@evaluators.register("pairwise_accuracy", checks=Checks(
+@evaluators.register("pairwise_accuracy", metrics=("pairwise_accuracy",), checks=Checks(
     alternatives={"n_init": 1}, instance="kernlearn_cli.testing.instances:clustered_factor"))
 def pairwise_accuracy(G: np.ndarray, ds, *, rng, n_init: PositiveInt = 10) -> dict:
     """Kernel k-means on K = G G^T with the true number of classes, scored as Hu & Kwok (2013, Sec. 4):

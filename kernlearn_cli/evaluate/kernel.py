@@ -13,7 +13,7 @@ from ..params import Fraction, Length
 from ..registry import Checks, evaluators
 
 
-@evaluators.register("constraint_violation")
+@evaluators.register("constraint_violation", metrics=("violation", "relaxed", "bound_spread"))
 def constraint_violation(G: np.ndarray, ds, *, rng, constraints, result) -> dict:
     """The constraints as given, checked on K = G G^T.
 
@@ -32,7 +32,7 @@ def constraint_violation(G: np.ndarray, ds, *, rng, constraints, result) -> dict
             "bound_spread": float(b.min() / b.max()) if len(b) and b.max() > 0 else float("nan")}
 
 
-@evaluators.register("kernel_condition", checks=Checks(alternatives={"rank_tol": 0.5}))
+@evaluators.register("kernel_condition", metrics=("condition", "kernel_rank"), checks=Checks(alternatives={"rank_tol": 0.5}))
 def kernel_condition(G: np.ndarray, ds, *, rng, rank_tol: Fraction = 1e-10) -> dict:
     """Condition number of K = G G^T on its range, (s_max / s_min)^2 over the singular values of G
     above ``rank_tol`` times the largest, and that rank. With solver ``initial`` it describes K0:
@@ -48,7 +48,7 @@ def kernel_condition(G: np.ndarray, ds, *, rng, rank_tol: Fraction = 1e-10) -> d
     return {"condition": float((s[0] / s[-1]) ** 2) if len(s) else float("nan"), "kernel_rank": float(len(s))}
 
 
-@evaluators.register("solver_info", checks=Checks(alternatives={"keys": ["slack"]}, base={"keys": ["rank"]}))
+@evaluators.register("solver_info", metrics="keys", checks=Checks(alternatives={"keys": ["slack"]}, base={"keys": ["rank"]}))
 def solver_info(G: np.ndarray, ds, *, rng, result, keys: Annotated[list[str], Length(1)]) -> dict:
     """Numbers the solver recorded in its info, as metrics a table can show beside the scores: e.g.
     ``keys: [gamma]`` for the gamma that ``admm`` chose from a list by held-out pairs.
@@ -69,7 +69,8 @@ def solver_info(G: np.ndarray, ds, *, rng, result, keys: Annotated[list[str], Le
     return out
 
 
-@evaluators.register("primal_residual")
+@evaluators.register("primal_residual", metrics=("primal_residual",),
+                     checks=Checks(instance="kernlearn_cli.testing.instances:admm_result"))
 def primal_residual(G: np.ndarray, ds, *, rng, result) -> dict:
     """The primal residual of Hu & Kwok's (2013) eq. (14), Δ_primal = ||V - U||_F at the last
     iteration, relative to ||V||_F = ||G||_F (``admm`` returns G = V): the quantity their Fig. 2

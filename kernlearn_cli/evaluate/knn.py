@@ -9,7 +9,7 @@ from ..registry import Checks, evaluators
 from ._common import require_labels, seed_from
 
 
-@evaluators.register("knn_accuracy", checks=Checks(alternatives={"k": 1, "repeats": 3}))
+@evaluators.register("knn_accuracy", metrics=("knn_accuracy",), checks=Checks(alternatives={"k": 1, "repeats": 3}))
 def knn_accuracy(G: np.ndarray, ds, *, rng, k: PositiveInt = 5, repeats: PositiveInt = 10) -> dict:
     """k-NN accuracy (Kulis et al. 2006, Sec. 6): 50/50 split, 2-fold cross-validation, repeated.
 
@@ -38,7 +38,7 @@ def knn_accuracy(G: np.ndarray, ds, *, rng, k: PositiveInt = 5, repeats: Positiv
     return {"knn_accuracy": float(np.mean(accs)), "knn_accuracy_std": float(np.std(accs))}
 
 
-@evaluators.register("knn_error", checks=Checks(alternatives={"k": 3, "repeats": 2}))
+@evaluators.register("knn_error", metrics=("knn_error",), checks=Checks(alternatives={"k": 3, "repeats": 2}))
 def knn_error(G: np.ndarray, ds, *, rng, k: PositiveInt = 1, repeats: PositiveInt = 5) -> dict:
     """k-NN test error (Tsuda et al. 2005, Sec. 5: 1-NN, 50/50 splits): 1 - :func:`knn_accuracy`.
 

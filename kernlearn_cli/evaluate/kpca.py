@@ -24,7 +24,7 @@ def kpca_coordinates(G: np.ndarray, components: int) -> np.ndarray:
     return U[:, :c] * s[:c]
 
 
-@evaluators.register("kpca_1nn_error", checks=Checks(alternatives={"components": 1}))
+@evaluators.register("kpca_1nn_error", metrics=("error", "gamma"), checks=Checks(alternatives={"components": 1}))
 def kpca_1nn_error(G: np.ndarray, ds, *, rng, constraints, result=None, components: PositiveInt = 10) -> dict:
     """1-NN error after kernel PCA of K = G G^T to ``components`` dimensions (Li et al. 2009, Sec. 6.3).
 

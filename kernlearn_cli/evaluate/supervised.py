@@ -35,7 +35,7 @@ def nka(K1: np.ndarray, K2: np.ndarray) -> float:
     return float(np.sum(K1c * K2c) / (n1 * n2))
 
 
-@evaluators.register("alignment")
+@evaluators.register("alignment", metrics=("alignment",))
 def alignment(G: np.ndarray, ds, *, rng) -> dict:
     """Normalized (centred) kernel alignment (Cortes et al. 2010) of K = G G^T with the ideal kernel
     K* = Y Y^T of all n points (Y the one-hot labels), as Zhang et al. (2012) use to choose lambda.
@@ -89,7 +89,7 @@ def cross_validated_C(X: np.ndarray, y: np.ndarray, grid, folds: int, seed: int)
     return best[1], float(best[0])
 
 
-@evaluators.register("svm_accuracy", checks=Checks(
+@evaluators.register("svm_accuracy", metrics=("svm_accuracy", "svm_cv_C"), checks=Checks(
     alternatives={"C": 1e-6, "cv": True, "cv_folds": 3},
     unused={"cv_folds": "only read with cv: true (the base is cv: false)"}))
 def svm_accuracy(G: np.ndarray, ds, *, rng, constraints, heldout=None, C: Positive = 1.0, cv: bool = False,
@@ -149,7 +149,8 @@ def svm_accuracy(G: np.ndarray, ds, *, rng, constraints, heldout=None, C: Positi
     return out
 
 
-@evaluators.register("nka_criterion")
+@evaluators.register("nka_criterion", metrics=("nka_score",),
+                     checks=Checks(instance="kernlearn_cli.testing.instances:nystrom_prior_result"))
 def nka_criterion(G: np.ndarray, ds, *, rng, result) -> dict:
     """The lambda-selection score of ``nystrom_prior`` at the lambda it returned,
     rho[S, S0] * rho[E_l S E_l^T, K*_l] (Zhang et al. 2012), as a metric -- so that a grid over

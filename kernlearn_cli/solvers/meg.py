@@ -510,7 +510,8 @@ def meg(G0: np.ndarray, constraints: Constraints, *, eta: Positive = 2.0, iterat
                                  "Lemma 3.2 bound", **figures), "meg")
 
 
-@evaluators.register("meg_loss")
+@evaluators.register("meg_loss", metrics=("cumulative_loss", "loss_bound", "bound_ratio", "comparison_loss"),
+                     checks=Checks(instance="kernlearn_cli.testing.instances:meg_result"))
 def meg_loss(G: np.ndarray, ds, *, rng, result=None) -> dict:
     """The on-line loss of a ``meg`` run and its Lemma 3.2 bound, as metrics.
 

@@ -16,7 +16,8 @@ raises ``AssertionError`` with one paragraph saying what is wrong and what to ad
 - :func:`check_kernel_is_used_or_refused`: a solver that starts from K0 gives another kernel from
   another K0; one registered with ``instead_of_kernel`` refuses a config's ``kernel:``.
 
-The other kinds declare alternatives alike and run on a shared instance
+The other kinds declare alternatives alike (an evaluator also its metric names, checked by
+:func:`evaluator_returns_its_declared_metrics`) and run on a shared instance
 (:mod:`kernlearn_cli.testing.instances`): :func:`check_kernel`, :func:`check_constraint_generator`,
 :func:`check_evaluator` and :func:`check_dataset` (each with its per-setting check).
 """
@@ -71,18 +72,22 @@ def declaration_problems(name: str, registry: Registry | None = None) -> list[st
     entry = registry.get(name)
     where = f"{registry.kind} '{name}' ({_where(entry)})"
     decl = entry.checks
+    out = []
+    if registry.kind == "evaluator" and not entry.metrics:
+        out.append(f"{where} declares no metric names: add metrics=(\"name\", ...) to its register(...), the keys "
+                   f"it returns (a key may add a suffix after '_', e.g. name_std), so that two evaluators of a cell "
+                   f"returning one name are refused when the config is checked.")
     if registry.kind != "solver" and decl is None:
         if not entry.parameters():
-            return []
+            return out
         from ..registry import Checks
 
         decl = Checks()
     if decl is None or (registry.kind == "solver" and decl.instance is None):
-        return [f"{where} declares no instance for the checks: add checks=Checks(instance=..., alternatives="
+        return out + [f"{where} declares no instance for the checks: add checks=Checks(instance=..., alternatives="
                 f"{{...}}) to its register(...) (kernlearn_cli.registry.Checks; a small instance, seed -> "
                 f"(G0, constraints, keyword arguments), e.g. 'kernlearn_cli.testing.instances:pairs')."]
     declared = set(entry.parameters())
-    out = []
     missing = sorted(declared - set(decl.alternatives))
     if missing:
         out.append(f"{where}: setting(s) {', '.join(missing)} have no alternative value: add them to "
@@ -286,22 +291,22 @@ def generator_setting_changes_the_constraints(name: str, setting: str, registry:
 
 
 def evaluate(name: str, registry: Registry | None = None, **settings) -> str:
-    """The metrics of evaluator ``name`` (as JSON) on its declared factor (default
-    :func:`~kernlearn_cli.testing.instances.overlapping_factor`), 10 labeled points' constraints and a
-    Burg result on the pairs instance."""
+    """The metrics of evaluator ``name`` (as JSON) on its declared instance, ``seed -> (G, dataset)`` or
+    ``(G, dataset, result)`` (default :func:`~kernlearn_cli.testing.instances.overlapping_factor`), 10
+    labeled points' constraints and, without a declared result, a Burg result on the pairs instance."""
     from ..constraints.labeled import labeled_subset
     from ..rng import component_rng
     from .instances import overlapping_factor
 
     registry = registry or REGISTRIES["evaluators"]
     decl = _decl(registry, name)
-    G, ds = decl.make(0) if decl.instance else overlapping_factor()
+    G, ds, *result = decl.make(0) if decl.instance else overlapping_factor()
     C = labeled_subset(ds, G, rng=component_rng(0, 1), count=10)
     func = registry.get(name).func
     wants = inspect.signature(func).parameters
     extra = {k: v for k, v in (("constraints", C),) if k in wants}
     if "result" in wants:
-        extra["result"] = solve("burg", settings=True, slack=0.5)
+        extra["result"] = result[0] if result else solve("burg", settings=True, slack=0.5)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         metrics = func(G, ds, rng=component_rng(0, 2, 0), **extra, **{**decl.base, **settings})
@@ -314,6 +319,19 @@ def evaluator_setting_changes_the_metrics(name: str, setting: str, registry: Reg
     decl = _decl(registry, name)
     _compare("evaluator", name, setting, decl, evaluate(name, registry),
              evaluate(name, registry, **{setting: decl.alternatives[setting]}), "metrics")
+
+
+def evaluator_returns_its_declared_metrics(name: str, registry: Registry | None = None) -> None:
+    """Every key the evaluator returns (on :func:`evaluate`'s instance, with each alternative setting) is a
+    declared metric name, or one followed by ``_`` and a suffix."""
+    registry = registry or REGISTRIES["evaluators"]
+    entry, decl = registry.get(name), _decl(registry, name)
+    for settings in [{}, *({k: v} for k, v in decl.alternatives.items())]:
+        names = entry.metric_names({**decl.base, **settings})
+        returned = json.loads(evaluate(name, registry, **settings))
+        extra = [key for key in returned if not any(key == m or key.startswith(m + "_") for m in names)]
+        assert not extra, (f"evaluator '{name}' returns {', '.join(extra)} with settings {settings or 'the defaults'}, "
+                           f"not among its declared metrics {names}: add them to register(..., metrics=(...))")
 
 
 def dataset_setting_changes_the_data(name: str, setting: str, registry: Registry | None = None) -> None:
@@ -350,6 +368,7 @@ def check_constraint_generator(name: str, registry: Registry | None = None) -> N
 def check_evaluator(name: str, registry: Registry | None = None) -> None:
     """Every generic check of evaluator ``name``: its declaration, each setting's effect on the metrics."""
     _check_kind("evaluators", evaluator_setting_changes_the_metrics, name, registry)
+    evaluator_returns_its_declared_metrics(name, registry)
 
 
 def check_dataset(name: str, registry: Registry | None = None) -> None:

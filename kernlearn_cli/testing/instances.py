@@ -196,3 +196,24 @@ def clustered_factor(seed=0):
     ds = two_gaussians(n=40, dim=3)
     rng = np.random.default_rng(1 + seed)
     return ds.X @ rng.standard_normal((3, 3)) + 0.5 * rng.standard_normal((40, 3)), ds
+
+
+def _with_result(solver: str, seed: int):
+    from .checks import solve
+
+    return (*overlapping_factor(seed), solve(solver, seed))
+
+
+def meg_result(seed=0):
+    """:func:`overlapping_factor` and a ``meg`` result (what ``meg_loss`` reads)."""
+    return _with_result("meg", seed)
+
+
+def nystrom_prior_result(seed=0):
+    """:func:`overlapping_factor` and a ``nystrom_prior`` result on a path of priors (``nka_criterion``)."""
+    return _with_result("nystrom_prior", seed)
+
+
+def admm_result(seed=0):
+    """:func:`overlapping_factor` and an ``admm`` result (``primal_residual``)."""
+    return _with_result("admm", seed)
