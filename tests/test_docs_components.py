@@ -50,6 +50,21 @@ def test_every_solver_has_a_row_and_a_section():
                                          f"certificate, deviations) and its line in the contents")
 
 
+def test_every_solver_is_in_the_certified_results_table_and_an_inductive_one_in_inductive_use():
+    text = SOLVERS_MD.read_text()
+    table = "\n".join(line for line in _section(text, "Certified results").splitlines() if line.startswith("| `"))
+    start = text.index("### Inductive use")
+    inductive = text[start:text.index("\n## ", start)]
+    for entry in REGISTRIES["solvers"].entries():
+        if not entry.func.__module__.startswith("kernlearn_cli."):
+            continue
+        assert f"`{entry.name}`" in table, (f"docs/solvers.md, section 'Certified results': add `{entry.name}` to the "
+                                            f"table (its checks with their default tolerances, further figures)")
+        if entry.inductive:
+            assert f"`{entry.name}`" in inductive or entry.inductive == "landmarks", (
+                f"docs/solvers.md, section 'Inductive use': name `{entry.name}` (inductive: {entry.inductive})")
+
+
 def test_every_dataset_is_in_the_datasets_readme():
     readme = (REPO / "datasets" / "README.md").read_text()
     missing = [name for name in _builtins("datasets") if f"`{name}`" not in readme]
