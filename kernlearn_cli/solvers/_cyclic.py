@@ -34,11 +34,24 @@ from numba import njit
 from ..errors import ConfigError, DataError, InfeasibleError, SolverError
 from ..linalg import eigh
 from ..params import Interval
+from ..registry import Checks
 from ..kinds import DIST_EQ, DIST_LE, DISTANCE, EQUAL, KINDS, LOWER, UPPER
 from ..types import Constraints
 from .protocol import Certificate, Checked
 
 OK, BROKEN, STUCK = 0, 1, 2
+
+#: What the generic checks need of the two cyclic projection solvers, ``burg`` and ``von_neumann``
+#: (:mod:`kernlearn_cli.testing`): an instance, another value per setting.
+CYCLIC_CHECKS = Checks(
+    instance="kernlearn_cli.testing.instances:pairs", settings_instance="kernlearn_cli.testing.instances:distance_pairs",
+    alternatives={"tol": 1e-9, "feas_tol": 1e-9, "max_sweeps": 2, "slack": 0.1, "certify_every": 1,
+                  "slack_if_infeasible": 1.0, "stop": "dual_change", "sweeps": "active"},
+    unused={"slack_if_infeasible": "only acts on a constraint set certified infeasible "
+                                     "(tests/test_infeasibility.py)",
+            "certify_every": "sets how often the certificate is computed, not the iterates; the instance "
+                             "converges before its check falls due either way"},
+    together={"stop": {"slack": 1.0}, "sweeps": {"slack": 1.0, "stop": "dual_change"}})
 
 
 class Sweep(NamedTuple):

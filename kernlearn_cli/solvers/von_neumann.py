@@ -59,12 +59,12 @@ import numpy as np
 from ..errors import DataError
 from ..lowrank import full_column_rank
 from ..linalg import eigh
-from ..registry import Checks, EstimatorSpec, solvers
+from ..registry import EstimatorSpec, solvers
 from ..kinds import DISTANCE
 from ..types import Constraints, SolverResult
 from . import _von_neumann_kernels as _k
 from ..params import Positive, PositiveInt
-from ._cyclic import (InRange, Slack, SubsetSweeps, bregman_certificate, check_schedule, describe, hard_else_slack,
+from ._cyclic import (CYCLIC_CHECKS, InRange, Slack, SubsetSweeps, bregman_certificate, check_schedule, describe, hard_else_slack,
                       infeasibility_certificate, refuse_zero_distances, relative_violations, require_constraints,
                       run_sweeps, signs)
 from .protocol import finish
@@ -121,19 +121,7 @@ def _is_rank_one(constraints: Constraints) -> np.ndarray:
     return np.isin(constraints.kind, DISTANCE) | (constraints.i == constraints.j)
 
 
-#: What the generic checks need (:mod:`kernlearn_cli.testing`): an instance, another value per setting.
-VON_NEUMANN_CHECKS = Checks(
-    instance="kernlearn_cli.testing.instances:pairs", settings_instance="kernlearn_cli.testing.instances:distance_pairs",
-    alternatives={"tol": 1e-9, "feas_tol": 1e-9, "max_sweeps": 2, "slack": 0.1, "certify_every": 1,
-                  "slack_if_infeasible": 1.0, "stop": "dual_change", "sweeps": "active"},
-    unused={"slack_if_infeasible": "only acts on a constraint set certified infeasible "
-                                     "(tests/test_infeasibility.py)",
-            "certify_every": "sets how often the certificate is computed, not the iterates; the instance "
-                             "converges before its check falls due either way"},
-    together={"stop": {"slack": 1.0}, "sweeps": {"slack": 1.0, "stop": "dual_change"}})
-
-
-@solvers.register("von_neumann", checks=VON_NEUMANN_CHECKS, inductive="initial factor", exact=("slack", "slack_if_infeasible"), warmup=True,
+@solvers.register("von_neumann", checks=CYCLIC_CHECKS, inductive="initial factor", exact=("slack", "slack_if_infeasible"), warmup=True,
                   budget="max_sweeps", estimator=EstimatorSpec(
                       "VonNeumannKernel", "Low-rank von Neumann kernel learning by cyclic Bregman projections "
                       "(Kulis et al. 2006).", constraint_defaults={"count": 20},
