@@ -106,6 +106,25 @@ def test_builtins_table_matches_what_the_modules_register():
         assert registered == table, key
 
 
+def test_every_registration_in_the_package_is_in_the_builtins_table():
+    """A module that registers a component but is missing from BUILTINS is never imported by a run: found
+    from the sources (so it cannot hide behind a test that imports it), with the line to add."""
+    import re
+
+    found = {}
+    for path in sorted((REPO / "kernlearn_cli").rglob("*.py")):
+        module = ".".join(path.relative_to(REPO / "kernlearn_cli").with_suffix("").parts)
+        for key, name in re.findall(r'^@(\w+)\.register\(\s*"(\w+)"', path.read_text(), flags=re.M):
+            if key in REGISTRIES:
+                found.setdefault(module, {}).setdefault(key, []).append(name)
+    for module, kinds in found.items():
+        for key, names in kinds.items():
+            missing = sorted(set(names) - set(BUILTINS.get(module, {}).get(key, ())))
+            assert not missing, (f"kernlearn_cli/builtins.py: {key} {', '.join(missing)} (registered in "
+                                 f"kernlearn_cli/{module.replace('.', '/')}.py) are not in BUILTINS, so no run imports "
+                                 f"them: add \"{module}\": {{\"{key}\": {tuple(names)!r}}} to BUILTINS")
+
+
 @pytest.mark.slow
 def test_a_cell_imports_only_its_components():
     """Binding an iris/burg cell imports burg's module and none of the other solvers'; ``--help`` no numpy."""
