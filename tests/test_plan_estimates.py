@@ -10,7 +10,7 @@ from kernlearn_cli.estimates import estimate
 from kernlearn_cli.builtins import load_builtins
 from kernlearn_cli.registry import solvers
 from kernlearn_cli.resources import DOUBLE, EIGH_RATE, GEMM_RATE, Sized, UnknownSize
-from kernlearn_cli.solvers.burg import PROJECTION_RATE
+from kernlearn_cli.resources import PROJECTION_RATE
 
 load_builtins()
 
@@ -35,7 +35,7 @@ def test_low_rank_k0_and_burg_sweep_are_o_n_r():
     n, d, r, c = 20_000, 5, 64, 20_000
     est = estimate(cell(n, d, {"name": "rbf", "factorization": "pivoted_cholesky", "rank": r},
                         {"name": "itml_pairs", "count": c}))
-    burg_bytes = DOUBLE * (3 * n * r + 6 * c)                   # G0, its full-rank copy, G0 B; the duals
+    burg_bytes = DOUBLE * (3 * n * r + r * r + 6 * c)           # G0, its full-rank copy, G0 B, work; the duals
     assert est["bytes"] == pytest.approx(max(DOUBLE * n * (2 * r + d), burg_bytes))
     assert est["seconds"] == pytest.approx(2 * n * r * (r + d) / 2.5e9)
     assert est["per_seconds"] == pytest.approx(c * r * r / PROJECTION_RATE)
@@ -71,3 +71,12 @@ def test_plan_prints_the_estimates(tmp_path):
     lines = res.stdout.splitlines()
     assert lines[1].endswith("[est. memory 12.8 GB, time 19m03s + 2m13s per sweep]"), res.stdout
     assert lines[0].endswith("[est. memory 128 MB, time 1s + 1.33s per sweep]"), res.stdout
+
+
+def test_von_neumann_sweeps_cost_ten_lanczos_passes_per_projection():
+    n, d, r, c = 20_000, 5, 64, 20_000
+    spec = ({"name": "rbf", "factorization": "pivoted_cholesky", "rank": r}, {"name": "itml_pairs", "count": c})
+    burg = estimate(cell(n, d, *spec))
+    vn = estimate(cell(n, d, *spec, solver={"name": "von_neumann", "slack": 1.0}))
+    assert vn["per"] == "sweep" and vn["per_seconds"] == pytest.approx(10 * burg["per_seconds"])
+    assert vn["bytes"] == burg["bytes"]

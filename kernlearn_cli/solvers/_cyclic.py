@@ -35,6 +35,7 @@ from ..errors import ConfigError, DataError, InfeasibleError, SolverError
 from ..linalg import eigh
 from ..params import Interval
 from ..registry import Checks
+from ..resources import DOUBLE, PROJECTION_RATE
 from ..kinds import DIST_EQ, DIST_LE, DISTANCE, EQUAL, KINDS, LOWER, UPPER
 from ..types import Constraints
 from .protocol import Certificate, Checked
@@ -52,6 +53,21 @@ CYCLIC_CHECKS = Checks(
             "certify_every": "sets how often the certificate is computed, not the iterates; the instance "
                              "converges before its check falls due either way"},
     together={"stop": {"slack": 1.0}, "sweeps": {"slack": 1.0, "stop": "dual_change"}})
+
+
+
+def sweep_cost(method: str, passes: int):
+    """The cost hook (:func:`~kernlearn_cli.resources.estimated`) of a cyclic projection solver: O(n r)
+    memory (G0, its full-column-rank copy, the learned factor G0 B, an r x r work matrix) and ``passes``
+    O(r²) passes over B per projection, a sweep visiting every constraint once (Kulis et al. 2006:
+    Burg one pass, Sec. 5.1; von Neumann about ten Lanczos steps, Sec. 5.2, 7-10 in the benchmark)."""
+    def cost(G0, constraints, **settings):
+        (n, r), c = np.shape(G0), len(constraints)
+        return (f"solver '{method}' on {n} points at rank {r}: one sweep over {c} constraints",
+                DOUBLE * (3.0 * n * r + r * r + 6.0 * c), passes * c * r * r / PROJECTION_RATE,
+                "The sweeps to converge grow with c; sweeps: active visits only the positive duals between full "
+                "sweeps.")
+    return cost
 
 
 class Sweep(NamedTuple):

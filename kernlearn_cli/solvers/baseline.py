@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..registry import Checks, solvers
+from ..resources import DOUBLE, estimated
 from ..types import Constraints, SolverResult
 from .protocol import finish, not_applicable
 
@@ -14,6 +15,7 @@ INITIAL_CHECKS = Checks(instance="kernlearn_cli.testing.instances:pairs")
 
 
 @solvers.register("initial", checks=INITIAL_CHECKS, triplets=True)
+@estimated(lambda G0, constraints: ("solver 'initial': a copy of G0", DOUBLE * float(np.prod(np.shape(G0))), 0.0, ""))
 def initial(G0: np.ndarray, constraints: Constraints) -> SolverResult:
     """Baseline: K = K0 (ignores the constraints); the row every table compares against.
 

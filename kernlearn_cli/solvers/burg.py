@@ -49,11 +49,11 @@ from ..errors import DataError
 from ..kinds import DISTANCE
 from ..lowrank import full_column_rank
 from ..registry import EstimatorSpec, solvers
-from ..resources import DOUBLE, estimated
+from ..resources import estimated
 from ..types import Constraints, SolverResult
 from . import _burg_kernels as _k
 from ..params import Positive, PositiveInt
-from ._cyclic import (CYCLIC_CHECKS, InRange, Slack, SubsetSweeps, bregman_certificate, check_schedule, describe, hard_else_slack,
+from ._cyclic import (CYCLIC_CHECKS, sweep_cost, InRange, Slack, SubsetSweeps, bregman_certificate, check_schedule, describe, hard_else_slack,
                       infeasibility_certificate, refuse_zero_distances, relative_violations, require_constraints,
                       run_sweeps, signs)
 from .protocol import finish
@@ -89,25 +89,13 @@ def slack_penalty(bhat: np.ndarray, b: np.ndarray, slack: float) -> float:
     return float(slack * np.sum(ratio - np.log(ratio) - 1.0))
 
 
-#: r² per second of one compiled projection (issue 45: 0.84-1.12 µs at r = 64, 0.11 µs at r = 16).
-PROJECTION_RATE = 3e9
-
-
-def _sweep_cost(G0, constraints, **settings):
-    """O(n r) memory (G0, its full-column-rank copy, the learned factor G0 B) and O(c r²) a sweep."""
-    (n, r), c = np.shape(G0), len(constraints)
-    return (f"solver 'burg' on {n} points at rank {r}: one sweep over {c} constraints",
-            DOUBLE * (3.0 * n * r + 6.0 * c), c * r * r / PROJECTION_RATE,
-            "The sweeps to converge grow with c; sweeps: active visits only the positive duals between full sweeps.")
-
-
 @solvers.register("burg", checks=CYCLIC_CHECKS, inductive="initial factor", exact=("slack", "slack_if_infeasible"),
                   warmup=True,
                   budget="max_sweeps", estimator=EstimatorSpec(
                       "BurgKernel", "Low-rank LogDet (Burg) kernel learning by cyclic Bregman projections "
                       "(Kulis et al. 2006).", constraint_defaults={"count": 20},
                       check_settings={"slack": 1.0}))
-@estimated(_sweep_cost, per="sweep")
+@estimated(sweep_cost("burg", 1), per="sweep")
 def burg(G0: np.ndarray, constraints: Constraints, *, tol: Positive = 1e-3, feas_tol: Positive = 1e-3,
          max_sweeps: PositiveInt = 10000, slack: Slack = math.inf, certify_every: PositiveInt = 50,
          slack_if_infeasible: Positive | None = None, stop: Literal["certified", "dual_change"] = "certified",

@@ -114,6 +114,7 @@ from ..kinds import DISTANCE, EQUAL, LOWER
 from ..linalg import eigh
 from ..params import Positive, PositiveInt
 from ..registry import TRANSDUCTIVE_CHECKS, Checks, EstimatorSpec, solvers
+from ..resources import DOUBLE, GEMM_RATE, estimated
 from ..types import Constraints, SolverResult
 from ._cyclic import describe as _describe, dual_change, relative_violations
 from ._secular import rank_one_update
@@ -429,11 +430,22 @@ DEFINITEBOOST_CHECKS = Checks(
                   "feas_tol": 1e-8, "max_steps": 5})
 
 
+
+def _step_cost(G0, constraints, **settings):
+    """O(n r) memory (G0, the eigenvectors of W on its range, the residuals of the c constraints) and,
+    per step, the O(r²) secular update and one O(n r²) product for the eigenvectors (Sec. 4)."""
+    (n, r), c = np.shape(G0), len(constraints)
+    return (f"solver 'definiteboost' on {n} points at rank {r}: one step among {c} constraints",
+            DOUBLE * (3.0 * n * r + r * r + 6.0 * c), 2.0 * n * r * r / GEMM_RATE,
+            "The steps to converge grow with c and the accuracy asked (tol, feas_tol).")
+
+
 @solvers.register("definiteboost", checks=DEFINITEBOOST_CHECKS, exact=True, warmup={"constraints": {"name": "idealized_pairs", "count": 20}},
                   budget="max_steps", estimator=EstimatorSpec(
                       "DefiniteBoostKernel", "DefiniteBoost (Tsuda et al. 2005): von Neumann projections on all "
                       "constraints at once; transductive.", kernel="rbf", constraint_defaults={"count": 20},
                       expected_failed=TRANSDUCTIVE_CHECKS))
+@estimated(_step_cost, per="step")
 def definiteboost(G0: np.ndarray, constraints: Constraints, *,
                   projection: Literal["approximate", "exact"] = "approximate", dual_correction: bool = False,
                   order: Literal["greedy", "cyclic"] = "greedy", tol: Positive = 1e-3, feas_tol: Positive = 1e-3,

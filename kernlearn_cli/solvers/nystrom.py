@@ -46,6 +46,7 @@ from ..evaluate.supervised import nka
 from ..linalg import eigh
 from ..params import Fraction, Length, Positive, PositiveInt
 from ..registry import Checks, EstimatorSpec, solvers
+from ..resources import DOUBLE, EIGH_RATE, GEMM_RATE, estimated
 from ..kinds import SIM_EQ
 from ..types import Constraints, SolverResult
 from .protocol import Certificate, finish, not_applicable
@@ -320,6 +321,20 @@ def _inductive_arrays(Z, b, S) -> dict:
     return {"landmarks": Z, "S": S, "kernel_width": np.array(b)}
 
 
+def _landmark_cost(method: str, per: str):
+    """The cost hook of the Nyström solvers (:func:`~kernlearn_cli.resources.estimated`): O(n m)
+    memory (the points, E and its products, m = ``landmarks``); time: the n x m kernel block and W's
+    eigendecomposition (the landmarks' k-means not counted), or with ``per`` one gradient-mapping
+    iteration (an m x m PSD projection and the n x m products)."""
+    def cost(G0, constraints, *, dataset=None, landmarks=100, **settings):
+        n, d = dataset.X.shape if dataset is not None else np.shape(G0)
+        m = min(landmarks, n)
+        step = m ** 3 / EIGH_RATE + (2.0 * n * m * m / GEMM_RATE if per else 2.0 * n * m * d / GEMM_RATE)
+        return (f"solver '{method}' on {n} points with {m} landmarks" + (f": one {per}" if per else ""),
+                DOUBLE * (n * d + 3.0 * n * m + 3.0 * m * m), step, "Fewer landmarks cost less (O(n m) memory).")
+    return cost
+
+
 #: What the generic checks need (:mod:`kernlearn_cli.testing`): an instance, another value per setting.
 NYSTROM_CHECKS = Checks(
     instance="kernlearn_cli.testing.instances:nystrom",
@@ -329,6 +344,7 @@ NYSTROM_CHECKS = Checks(
 @solvers.register("nystrom", checks=NYSTROM_CHECKS, instead_of_kernel=OWN_KERNEL, inductive="landmarks", estimator=EstimatorSpec(
     "NystromKernel", "The standard Nyström kernel of landmarks (the baseline of Zhang et al. 2012).",
     constraints="labeled_subset", constraint_defaults=LABELED, check_settings={"landmarks": 5}))
+@estimated(_landmark_cost("nystrom", ""))
 def nystrom(G0: np.ndarray, constraints: Constraints, *, dataset, rng, landmarks: PositiveInt = 100,
             landmark_method: LandmarkMethod = "kmeans", rcond: Fraction = 1e-10) -> SolverResult:
     """Standard Nyström: K = E W^+ E^T with the same landmarks as ``nystrom_prior`` (the baseline).
@@ -371,6 +387,7 @@ NYSTROM_PRIOR_CHECKS = Checks(
                   estimator=EstimatorSpec("NystromPriorKernel", "Generalized Nyström with priors (Zhang et al. "
                                           "2012), by gradient mapping.", constraints="labeled_subset",
                                           constraint_defaults=LABELED, check_settings={"landmarks": 5}))
+@estimated(_landmark_cost("nystrom_prior", "iteration"), per="iteration")
 def nystrom_prior(G0: np.ndarray, constraints: Constraints, *, dataset, rng, landmarks: PositiveInt = 100,
                   landmark_method: LandmarkMethod = "kmeans",
                   lam: Annotated[list[Positive], Length(1)] | Positive = 1.0, tol: Positive = 1e-8,

@@ -7,6 +7,8 @@ raises ``AssertionError`` with one paragraph saying what is wrong and what to ad
 - :func:`check_declaration`: a :class:`~kernlearn_cli.registry.Checks` with an instance, an alternative
   value per setting (no stale one), every unused setting among them, a description per setting in
   the docstring's ``Parameters``;
+- :func:`check_cost`: a declared cost (``@estimated``, what ``kernlearn plan`` reads) runs on the
+  instance and on size stand-ins;
 - :func:`check_certificate_earned`: on its instance, a finite factor of one row per point, and
   ``converged`` true only when every check of its certificate is met;
 - :func:`check_deterministic`: the same bits from the same instance twice;
@@ -31,6 +33,7 @@ import warnings
 import numpy as np
 
 from ..registry import REGISTRIES, Registry, solvers
+from .instances import solve
 
 
 def _where(entry) -> str:
@@ -40,20 +43,6 @@ def _where(entry) -> str:
 
 def _entry(name: str, registry: Registry | None):
     return (registry or solvers).get(name)
-
-
-def solve(name: str, seed: int = 0, settings: bool = False, registry: Registry | None = None, **extra):
-    """The solver on its declared instance (``settings``: the one its alternatives run on), ``extra``
-    replacing the instance's keyword arguments; convergence warnings silenced."""
-    from ..solvers.protocol import ConvergenceWarning
-
-    entry = _entry(name, registry)
-    G0, C, kw = entry.checks.make(seed, settings=settings)
-    if entry.instead_of_kernel:
-        G0 = None
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", ConvergenceWarning)
-        return entry.func(G0, C, **{**kw, **extra})
 
 
 def fingerprint(result) -> tuple:
@@ -194,6 +183,27 @@ def check_kernel_is_used_or_refused(name: str, registry: Registry | None = None)
         f"instead_of_kernel='what it builds instead'")
 
 
+def check_cost(name: str, registry: Registry | None = None) -> None:
+    """A declared cost (:func:`~kernlearn_cli.resources.estimated`) runs on the instance's arguments (as the
+    solver does) and on size stand-ins (as ``kernlearn plan`` does), giving a description and
+    non-negative, finite bytes and seconds."""
+    from ..registry import RUNNER_KEYWORDS
+    from ..resources import Sized
+
+    entry = _entry(name, registry)
+    cost = getattr(entry.func, "cost", None)
+    if cost is None:
+        return
+    G0, C, kw = entry.checks.make(0)
+    n = np.shape(G0) if G0 is not None else kw["dataset"].X.shape
+    settings = {k: v for k, v in kw.items() if k not in RUNNER_KEYWORDS}
+    for args, extra in (((None if entry.instead_of_kernel else G0, C), kw), ((Sized(n), Sized((len(C),))), settings)):
+        what, nbytes, seconds, _ = cost(*args, **extra)
+        assert isinstance(what, str) and what, f"solver '{name}': its cost names no step"
+        assert np.isfinite(nbytes) and nbytes >= 0 and np.isfinite(seconds) and seconds >= 0, (
+            f"solver '{name}': its cost gives {nbytes!r} bytes and {seconds!r} s for {what}")
+
+
 def check_solver(name: str, registry: Registry | None = None) -> None:
     """Every generic check of solver ``name`` (registered in ``registry``, default kernlearn's solvers):
     its declaration, certificate, determinism, each setting's effect and its use of K0.
@@ -208,6 +218,7 @@ def check_solver(name: str, registry: Registry | None = None) -> None:
             check_solver("my_solver")
     """
     check_declaration(name, registry)
+    check_cost(name, registry)
     check_certificate_earned(name, registry=registry)
     check_deterministic(name, registry=registry)
     entry = _entry(name, registry)

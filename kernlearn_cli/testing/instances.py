@@ -7,8 +7,11 @@ Each ``*_instance`` builder takes a seed and sizes; the functions without that s
 solvers' declared instances, ``seed -> (G0, constraints, keyword arguments)``.
 """
 
+import warnings
+
 import numpy as np
 
+from ..registry import Registry, solvers
 from ..types import KIND_CODE, PAIR_KINDS, Constraints
 
 
@@ -85,6 +88,20 @@ def trin_instance(seed=0, n=24, rate=0.03):
           if y[i] != y[j] and y[i] == y[k] and i != k and rng.random() < rate]
     tr = np.array(tr)
     return X, y, np.linalg.cholesky(K0), Constraints.triplets(tr[:, 0], tr[:, 1], tr[:, 2])
+
+
+def solve(name: str, seed: int = 0, settings: bool = False, registry: Registry | None = None, **extra):
+    """The solver on its declared instance (``settings``: the one its alternatives run on), ``extra``
+    replacing the instance's keyword arguments; convergence warnings silenced."""
+    from ..solvers.protocol import ConvergenceWarning
+
+    entry = (registry or solvers).get(name)
+    G0, C, kw = entry.checks.make(seed, settings=settings)
+    if entry.instead_of_kernel:
+        G0 = None
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        return entry.func(G0, C, **{**kw, **extra})
 
 
 # ---- the solvers' declared instances: seed -> (G0, constraints, keyword arguments) ------------------
@@ -199,8 +216,6 @@ def clustered_factor(seed=0):
 
 
 def _with_result(solver: str, seed: int):
-    from .checks import solve
-
     return (*overlapping_factor(seed), solve(solver, seed))
 
 
