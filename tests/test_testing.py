@@ -11,19 +11,12 @@ from kernlearn_cli.testing.checks import (check_certificate_earned, check_cost, 
 from kernlearn_cli.types import SolverResult
 
 
-#: Built-in solvers that declare no cost yet (``kernlearn plan`` shows ``est. -``), and why.
-NO_COST_YET = {"admm": "issue 56: the k-NN graph and the per-point sets need measuring first",
-               "pcp_sdp": "issue 56: the interior-point SDP's memory (over 19 GB on glass) needs measuring first"}
-
-
 @pytest.mark.parametrize("name", solvers.names())
 def test_every_solver_declares_what_the_checks_need_and_its_cost(name):
     check_declaration(name)
-    declared = getattr(solvers.get(name).func, "cost", None) is not None
-    assert declared != (name in NO_COST_YET), (
+    assert getattr(solvers.get(name).func, "cost", None) is not None, (
         f"solver '{name}': declare its cost beside it (@estimated(cost) under its register(...), "
-        f"kernlearn_cli.resources.estimated: what kernlearn plan prints)" if not declared else
-        f"solver '{name}' declares a cost now: remove it from NO_COST_YET")
+        f"kernlearn_cli.resources.estimated: what kernlearn plan prints)")
     check_cost(name)
 
 
