@@ -402,6 +402,9 @@ def list_(kind: Optional[str] = typer.Argument(None, help="datasets|kernels|cons
     from .plugins import PLUGIN_GROUP, load_plugins
     from .registry import REGISTRIES
 
+    singular = {"dataset": "datasets", "kernel": "kernels", "constraint": "constraints", "solver": "solvers",
+                "evaluator": "evaluators", "evaluate": "evaluators"}      # a config's keys name them so
+    kind = singular.get(kind, kind)
     if kind is not None and kind not in REGISTRIES:
         raise ConfigError(f"unknown kind '{kind}'.{did_you_mean(kind, REGISTRIES)} "
                           f"Valid kinds: {', '.join(REGISTRIES)}.")

@@ -447,3 +447,42 @@ def test_gyrb_like_bad_parameters_name_the_key(params, key):
 
     with pytest.raises(ConfigError, match=key):
         gyrb_like(**params)
+
+
+@pytest.mark.parametrize("content", [b"", b"\x93NUMPY\x01\x00"])
+def test_an_empty_or_truncated_npy_is_one_paragraph(tmp_path, content):
+    """Issue 56, item 6: a 0-byte (or cut) .npy file is named with what to do, not numpy's EOFError."""
+    from kernlearn_cli.data.user import files
+    from kernlearn_cli.errors import DataError
+
+    (tmp_path / "X.npy").write_bytes(content)
+    with pytest.raises(DataError, match=r"X\.npy: (the file is empty \(0 bytes\)|not a readable \.npy)"):
+        files(features=str(tmp_path / "X.npy"))
+
+
+def test_an_empty_features_file_in_a_run_is_one_paragraph_and_exit_2(tmp_path):
+    import yaml
+
+    from helpers import kernlearn
+
+    (tmp_path / "X.npy").write_bytes(b"")
+    cfg = {"name": "e", "seed": 0, "dataset": {"name": "files", "features": "X.npy"}, "kernel": {"name": "linear"},
+           "constraints": {"name": "random_pairs", "count": 5}, "solver": {"name": "burg"}}
+    (tmp_path / "e.yaml").write_text(yaml.safe_dump(cfg))
+    res = kernlearn("run", "e.yaml", "--out", "out", cwd=tmp_path)
+    assert res.returncode == 2 and "the file is empty (0 bytes)" in res.stderr and "Traceback" not in res.stderr
+    assert "Aborted" not in res.stderr + res.stdout
+    listed = kernlearn("list", "kernel")                  # a config's key names the kind too
+    assert listed.returncode == 0 and listed.stdout.startswith("kernels:")
+
+
+def test_a_features_file_without_rows_is_named_not_the_labels(tmp_path):
+    """Issue 56, item 6: a 0-row features file is named (it used to pass, or to blame the labels file)."""
+    from kernlearn_cli.data.user import files
+    from kernlearn_cli.errors import DataError
+
+    np.save(tmp_path / "X.npy", np.zeros((0, 3)))
+    (tmp_path / "y.txt").write_text("")
+    for extra in ({}, {"labels": str(tmp_path / "y.txt")}):
+        with pytest.raises(DataError, match=r"X\.npy: the array holds no rows \(points\)"):
+            files(features=str(tmp_path / "X.npy"), **extra)

@@ -42,10 +42,14 @@ def existing_file(value: str, key: str, suffixes: tuple[str, ...]) -> Path:
 
 
 def _load_npy(path: Path) -> np.ndarray:
+    if path.stat().st_size == 0:
+        raise DataError(f"{path}: the file is empty (0 bytes), not a .npy array; write it again with "
+                        f"numpy.save (or give a .csv/.txt file).")
     try:
         return np.load(path, allow_pickle=False)
-    except (ValueError, OSError) as e:
-        raise DataError(f"{path}: not a readable .npy array of numbers or strings ({e}).") from None
+    except (ValueError, OSError, EOFError) as e:
+        raise DataError(f"{path}: not a readable .npy array of numbers or strings ({type(e).__name__}: "
+                        f"{e or 'the file ends early'}).") from None
 
 
 def _split(line: str) -> list[str]:
@@ -136,6 +140,9 @@ def read_matrix(path: Path, *, header: Layout = "auto", index_column: Layout = "
         A = to_float(rectangular(rows, str(path)), str(path))
     if A.ndim != 2:
         raise DataError(f"{path}: expected a 2-D array (n rows), got shape {A.shape}.")
+    if A.shape[0] == 0 or A.shape[1] == 0:
+        raise DataError(f"{path}: the array holds no {'rows (points)' if A.shape[0] == 0 else 'columns'} "
+                        f"(shape {A.shape}); give at least one row per point and one column.")
     return A.astype(np.float64)
 
 
