@@ -67,3 +67,17 @@ def test_each_kernel_module_is_cached_under_its_own_digest():
 
     locator = _burg_kernels._bt_times._cache._impl.locator
     assert type(locator).__name__ == "ClosureCacheLocator" and locator.get_cache_path().startswith(str(burg))
+
+
+def test_pruning_one_module_keeps_its_current_folder_and_the_other_modules(tmp_path):
+    """What a process compiling a new version of one module removes: that module's older folders only,
+    never the current one (another process may be filling it)."""
+    from kernlearn_cli import solvers
+
+    current = solvers.cache_dir("kernlearn_cli.solvers._cyclic").name
+    other = solvers.cache_dir("kernlearn_cli.solvers._admm_kernels").name
+    for name in (current, other, "kernlearn-solvers._cyclic-0123456789abcdef", "kernlearn-0123456789abcdef"):
+        (tmp_path / name).mkdir()
+    removed = solvers.prune(tmp_path, "kernlearn_cli.solvers._cyclic")
+    assert [p.name for p in removed] == ["kernlearn-solvers._cyclic-0123456789abcdef"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted([current, other, "kernlearn-0123456789abcdef"])

@@ -42,21 +42,26 @@ def cache_base() -> Path:
     return Path(os.environ.get("NUMBA_CACHE_DIR") or HERE / "__pycache__")
 
 
+def _short(module: str) -> str:
+    return module.split(".", 1)[1] if module.startswith(PACKAGE + ".") else module
+
+
 def cache_dir(module: str) -> Path:
     """Where numba keeps the compiled functions of ``module`` (a ``kernlearn_cli`` module):
     ``<cache_base()>/kernlearn-<module>-<kernel_digest(module)>``."""
-    short = module.split(".", 1)[1] if module.startswith(PACKAGE + ".") else module
-    return cache_base() / f"kernlearn-{short}-{kernel_digest(module)}"
+    return cache_base() / f"kernlearn-{_short(module)}-{kernel_digest(module)}"
 
 
-def prune(base: Path | None = None) -> list[Path]:
+def prune(base: Path | None = None, module: str | None = None) -> list[Path]:
     """Remove the cache folders no source of this version reads: a module's folders of other digests,
     folders of modules that no longer exist, and the one-folder-for-everything caches of earlier
-    versions (``kernlearn-<digest>``).  Returns the folders removed."""
+    versions (``kernlearn-<digest>``); with ``module``, only that module's.  A folder of the current
+    sources is never removed (another process may be filling it).  Returns the folders removed."""
     from ..codehash import _source
 
     removed = []
-    for path in sorted((base or cache_base()).glob("kernlearn-*")):
+    pattern = f"kernlearn-{_short(module)}-*" if module else "kernlearn-*"
+    for path in sorted((base or cache_base()).glob(pattern)):
         m = FOLDER.fullmatch(path.name)
         current = m is not None and _source(f"{PACKAGE}.{m['module']}") is not None \
             and kernel_digest(f"{PACKAGE}.{m['module']}") == m["digest"]
@@ -79,8 +84,7 @@ class ClosureCacheLocator(_Base):
         self._lineno = py_func.__code__.co_firstlineno
         folder = cache_dir(py_func.__module__)
         if not folder.exists():                       # a new version of this module's code: drop the old
-            for old in folder.parent.glob(f"kernlearn-{folder.name.split('-')[1]}-*"):
-                shutil.rmtree(old, ignore_errors=True)
+            prune(folder.parent, py_func.__module__)
         self._cache_path = str(folder / self.get_suitable_cache_subpath(py_file))
 
     @classmethod

@@ -32,7 +32,7 @@ import warnings
 
 import numpy as np
 
-from ..registry import REGISTRIES, Registry, solvers
+from ..registry import REGISTRIES, Checks, Registry, solvers
 from .instances import solve
 
 
@@ -43,6 +43,11 @@ def _where(entry) -> str:
 
 def _entry(name: str, registry: Registry | None):
     return (registry or solvers).get(name)
+
+
+def _decl(registry: Registry, name: str) -> Checks:
+    """The component's declaration; an empty one for a component of another kind that declares none."""
+    return registry.get(name).checks or Checks()
 
 
 def fingerprint(result) -> tuple:
@@ -66,12 +71,10 @@ def declaration_problems(name: str, registry: Registry | None = None) -> list[st
         out.append(f"{where} declares no metric names: add metrics=(\"name\", ...) to its register(...), the keys "
                    f"it returns (a key may add a suffix after '_', e.g. name_std), so that two evaluators of a cell "
                    f"returning one name are refused when the config is checked.")
-    if registry.kind != "solver" and decl is None:
-        if not entry.parameters():
+    if registry.kind != "solver":
+        if decl is None and not entry.parameters():
             return out
-        from ..registry import Checks
-
-        decl = Checks()
+        decl = _decl(registry, name)
     if decl is None or (registry.kind == "solver" and decl.instance is None):
         return out + [f"{where} declares no instance for the checks: add checks=Checks(instance=..., alternatives="
                 f"{{...}}) to its register(...) (kernlearn_cli.registry.Checks; a small instance, seed -> "
@@ -237,12 +240,6 @@ def _compare(kind: str, name: str, setting: str, decl, base, changed, what: str)
     else:
         assert base != changed, (f"{kind} '{name}'.{setting} = {value!r} changes nothing in the {what} on its "
                                  f"instance: use it, refuse it, or say why in Checks(unused={{'{setting}': ...}})")
-
-
-def _decl(registry: Registry, name: str):
-    from ..registry import Checks
-
-    return registry.get(name).checks or Checks()
 
 
 def kernel_setting_changes_k0(name: str, setting: str, registry: Registry | None = None) -> None:
