@@ -66,21 +66,33 @@ class Cell:
     def validated(self) -> dict:
         """The config with every component's settings as the registries validate them (:func:`bind_cell`):
         ``gamma: 1``, ``gamma: 1.0`` and ``gamma: "1e0"`` all read ``gamma: 1.0`` here."""
+        return self._views[0]
+
+    @functools.cached_property
+    def _views(self) -> tuple[dict, dict]:
+        """(:attr:`validated`, the same as the id hashes it: :meth:`~kernlearn_cli.registry.Entry.digest_params`)."""
         bound = bind_cell(self, self.label("config"))
-        config = {**self.config, **{key: _spec(*bound[key]) for key in COMPONENTS if key in bound}}
-        if "reference" in bound:
-            config["constraints"]["reference"] = _spec(*bound["reference"])
-        for key in ("subset", "holdout"):
-            if key in bound:
-                config["dataset"][key] = bound[key]
-        config["evaluate"] = [_spec(*b) for b in bound["evaluate"]]
-        return config
+        views = []
+        for params_of in (lambda entry, params: params, lambda entry, params: entry.digest_params(params)):
+            config = {**self.config, **{key: _spec(bound[key][0], params_of(*bound[key]))
+                                        for key in COMPONENTS if key in bound}}
+            config["dataset"] = dict(config["dataset"])
+            if "reference" in bound:
+                config["constraints"] = {**config["constraints"],
+                                         "reference": _spec(bound["reference"][0], params_of(*bound["reference"]))}
+            for key in ("subset", "holdout"):
+                if key in bound:
+                    config["dataset"][key] = bound[key]
+            config["evaluate"] = [_spec(entry, params_of(entry, params)) for entry, params in bound["evaluate"]]
+            views.append(config)
+        return views[0], views[1]
 
     @property
     def digest(self) -> str:
-        """Hash of the validated config (:attr:`validated`): the same values give the same id in any
-        process, however a number was written."""
-        text = json.dumps(self.validated, sort_keys=True, separators=(",", ":"), default=str)
+        """Hash of the validated config (:attr:`validated`, each component's settings as
+        :meth:`~kernlearn_cli.registry.Entry.digest_params` gives them): the same values give the same id
+        in any process, however a number was written."""
+        text = json.dumps(self._views[1], sort_keys=True, separators=(",", ":"), default=str)
         return hashlib.sha256(text.encode()).hexdigest()[:10]
 
     def label(self, where: str) -> str:

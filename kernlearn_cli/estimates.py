@@ -1,5 +1,5 @@
 """A cell's estimated peak memory and time, before it runs (``kernlearn plan``): :func:`estimate`,
-from the dataset's size, K0's cost (:func:`~kernlearn_cli.resources.factor_cost`) and the cost the
+from the dataset's size, K0's cost (:func:`~kernlearn_cli.kernels.factor_cost`) and the cost the
 solver declares (:func:`~kernlearn_cli.resources.estimated`).
 """
 
@@ -12,14 +12,15 @@ from .memo import dataset_key, load_dataset
 def estimate(cell: Cell, where: str = "config") -> dict | None:
     """A cell's estimated peak memory and time, before it runs (``kernlearn plan``), or None.
 
-    Reads only the dataset (for n and d): K0 by :func:`~kernlearn_cli.resources.factor_cost`, the
+    Reads only the dataset (for n and d): K0 by :func:`~kernlearn_cli.kernels.factor_cost`, the
     solver by the cost it runs under (:func:`~kernlearn_cli.resources.estimated`), called with
     :class:`~kernlearn_cli.resources.Sized` stand-ins for G0 and the constraints (their count is the
     generator's ``count`` when it has one).  Returns ``bytes`` (the larger of the two steps),
     ``seconds`` (K0 plus the solver, or K0 alone when the solver's time is per ``per``),
     ``per_seconds`` and ``per`` (e.g. one sweep), or None when neither step has an estimate.
     """
-    from .resources import Sized, UnknownSize, factor_cost
+    from .kernels import factor_cost
+    from .resources import Sized, UnknownSize
 
     bound = bind_cell(cell, where)
     ds = load_dataset(dataset_key(bound))

@@ -19,7 +19,7 @@ from __future__ import annotations
 import numpy as np
 
 from .errors import DataError
-from .kernels import Bandwidth, feature_scaling, feature_vectors, rbf_cholesky, rbf_points
+from .kernels import Bandwidth, feature_scaling, feature_vectors, rbf_cholesky, rbf_factorization, rbf_points
 from .lowrank import RANK_TOL
 from .registry import INDUCTIVE, solvers
 from .solvers.nystrom import factor_rows, psd_sqrt
@@ -54,7 +54,7 @@ def linear_rows(ds, X_new: np.ndarray, G0: np.ndarray, *, center: bool = False, 
 
 
 def rbf_rows(ds, X_new: np.ndarray, G0: np.ndarray, *, sigma: float = 0.0, bandwidth: Bandwidth = "median",
-             standardize: bool = False, rank: int = 0, rank_tol: float = RANK_TOL, factorization: str = "eigh",
+             standardize: bool = False, rank: int = 0, rank_tol: float = RANK_TOL, factorization: str = "auto",
              trace_tol: float = 1e-8) -> np.ndarray:
     """Rows of the initial factor for new points, Gaussian kernel, with σ and the standardization of
     the training points; both give the training rows back (g0(X) = G0).
@@ -63,7 +63,9 @@ def rbf_rows(ds, X_new: np.ndarray, G0: np.ndarray, *, sigma: float = 0.0, bandw
     for G0 = V Λ^{1/2}).  ``pivoted_cholesky``: g0(x) = k0(x, X_P) L⁻ᵀ with the pivots P and L = G0[P]
     (lower triangular), since G0 = K0[:, P] L⁻ᵀ; the pivots come from the same (deterministic)
     factorization run again, O(n rank²), and only the pivots' rows of X are read for new points.
+    ``auto`` and the default rank resolve as for K0 (:func:`~kernlearn_cli.kernels.rbf_factorization`).
     """
+    factorization, rank, _ = rbf_factorization(ds.n, factorization, rank)
     X, sigma, scaled = rbf_points(ds, sigma, bandwidth, standardize, factorization)
     Y = scaled(X_new)
 

@@ -9,7 +9,7 @@ range of K0, where D(K, K0) reduces to a divergence between r x r matrices.
 
 Elsewhere: the factorizations (:mod:`kernlearn_cli.lowrank`), a new point's row of G0
 (:data:`kernlearn_cli.inductive.OUT_OF_SAMPLE`) and G0's cost estimated before it is built
-(:func:`kernlearn_cli.resources.factor_cost`).
+(:func:`factor_cost`).
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from .linalg import eigh
 from .lowrank import DENSE_K0, RANK_TOL, factorize, pivoted_cholesky
 from .params import Fraction, Interval, NonNegativeInt, Positive, PositiveInt, checked_arguments
 from .registry import Checks, kernels
-from .resources import DOUBLE, GEMM_RATE, eigh_cost, heavy_step
+from .resources import CHOLESKY_RATE, DOUBLE, GEMM_RATE, eigh_cost, heavy_step
 
 
 def feature_vectors(ds, kernel_name: str) -> np.ndarray:
@@ -84,31 +84,48 @@ Bandwidth = Literal["median", "mean_sq", "zhang2012"]
 
 
 @checked_arguments("rule")
-def rbf_bandwidth(X: np.ndarray, rule: Bandwidth) -> float:
+def rbf_bandwidth(X: np.ndarray, rule: Bandwidth, instead: str = "Cheaper: give the bandwidth as 'sigma:'.") -> float:
     """sigma for k(x, y) = exp(-||x - y||^2 / (2 sigma^2)) by a named rule.
 
     ``median``: the median pairwise Euclidean distance (the usual heuristic);
     ``mean_sq``: sqrt of the mean pairwise squared distance;
     ``zhang2012``: sqrt(mean squared distance / 2), i.e. exp(-||x - y||^2 / b) with b the mean
     pairwise squared distance, the kernel of Zhang et al. (2012) and of solver ``nystrom_prior``.
+    ``instead``: what avoids the O(n²) distances, said when they are large.
     """
     from scipy.spatial.distance import pdist       # scipy.spatial only where a bandwidth is chosen
 
     n = X.shape[0]
     with heavy_step(f"the {n * (n - 1) // 2} pairwise distances of the '{rule}' bandwidth rule",
-                    DOUBLE * n * (n - 1), instead="Cheaper: give the bandwidth as 'sigma:'."):
+                    DOUBLE * n * (n - 1), instead=instead):
         return float(np.sqrt(BANDWIDTHS[rule](pdist(X, "sqeuclidean"))))
 
 
-def rbf_kernel_matrix(X: np.ndarray, sigma: float) -> np.ndarray:
+def rbf_kernel_matrix(X: np.ndarray, sigma: float, instead: str = DENSE_K0) -> np.ndarray:
     """The dense n x n Gaussian kernel matrix (about 3 n² doubles at its peak)."""
     n, d = X.shape
     with heavy_step(f"the dense {n} x {n} RBF kernel matrix", 3.0 * DOUBLE * n * n, 2.0 * n * n * d / GEMM_RATE,
-                    instead=DENSE_K0):
+                    instead=instead):
         sq = np.einsum("ij,ij->i", X, X)
         d2 = np.maximum(sq[:, None] + sq[None, :] - 2 * X @ X.T, 0.0)
         return np.exp(-d2 / (2 * sigma ** 2))
 
+
+#: The most columns of a pivoted-Cholesky K0 when ``rank`` is 0 (``factorization: pivoted_cholesky``, or
+#: ``auto`` above :data:`EIGH_MAX_N`): fixed in advance by its cost, O(n r) memory = 2 KB a point,
+#: O(n r²) to build, O(r²) a Burg projection; the residual trace it leaves is recorded (docs/scale.md).
+PIVOTED_RANK = 256
+
+#: ``factorization: auto`` takes the exact eigendecomposition up to this many points and pivoted
+#: incomplete Cholesky above: the largest n (in thousands) whose dense path, 3 n² doubles, stays under
+#: the large-step bar of 1 GB (:data:`~kernlearn_cli.resources.LIMIT_BYTES`); measured 12 s at 4000 and
+#: 40 s at 6000 against 0.03 s for the pivoted path (``benchmarks/sizing/auto_crossovers.py rbf``).
+EIGH_MAX_N = 6000
+
+#: What avoids the rbf kernel's dense n x n steps, said before a large one.
+RBF_INSTEAD = (f"Cheaper: kernel rbf with factorization: pivoted_cholesky (what 'auto', the default, takes above "
+               f"n = {EIGH_MAX_N}) never forms an n x n array: O(n rank) memory, rank {PIVOTED_RANK} unless 'rank:' "
+               "says otherwise, and the bandwidth rule reads a 2000-point sample.")
 
 #: Points of the seeded sample the bandwidth rule reads under ``factorization: pivoted_cholesky``.
 BANDWIDTH_SAMPLE = 2000
@@ -119,10 +136,11 @@ BANDWIDTH_SAMPLE = 2000
                   "factorization": "pivoted_cholesky", "trace_tol": 0.1},
     unused={"trace_tol": "only read by factorization 'pivoted_cholesky'",
             "factorization": "both factorizations are exact at full rank (G differs by a rotation); below it "
-                             "they differ: tests/test_low_rank_k0.py"}))
+                             "they differ: tests/test_low_rank_k0.py"}),
+    defaults_before={"factorization": "eigh"})
 def rbf(ds, *, sigma: Annotated[float, Interval(0, None, closed="left")] = 0.0, bandwidth: Bandwidth = "median",
         standardize: bool = False, rank: NonNegativeInt = 0, rank_tol: Fraction = RANK_TOL,
-        factorization: Literal["eigh", "pivoted_cholesky"] = "eigh", trace_tol: Fraction = 1e-8) -> np.ndarray:
+        factorization: Literal["auto", "eigh", "pivoted_cholesky"] = "auto", trace_tol: Fraction = 1e-8) -> np.ndarray:
     """Gaussian kernel exp(-||x - y||^2 / (2 sigma^2)), factored by eigendecomposition or, for large n,
     by pivoted incomplete Cholesky (no n x n array).
 
@@ -135,10 +153,13 @@ def rbf(ds, *, sigma: Annotated[float, Interval(0, None, closed="left")] = 0.0, 
     standardize : bool
         Scale each feature to zero mean and unit variance first.
     rank, rank_tol :
-        At most ``rank`` columns (0: no limit); ``eigh`` keeps eigenvalues > rank_tol * max
-        (0 <= rank_tol < 1, :func:`factorize`).
-    factorization : {"eigh", "pivoted_cholesky"}
-        ``eigh`` (default): the dense n x n kernel and its eigendecomposition, O(n³) time and
+        At most ``rank`` columns (0: no limit for ``eigh``, :data:`PIVOTED_RANK` for
+        ``pivoted_cholesky``); ``eigh`` keeps eigenvalues > rank_tol * max (0 <= rank_tol < 1,
+        :func:`factorize`).
+    factorization : {"auto", "eigh", "pivoted_cholesky"}
+        ``auto`` (default): ``eigh`` up to :data:`EIGH_MAX_N` points, ``pivoted_cholesky`` above
+        (:func:`rbf_factorization`; the run says which in one line and records it).
+        ``eigh``: the dense n x n kernel and its eigendecomposition, O(n³) time and
         O(n²) memory, the best rank-``rank`` approximation.  ``pivoted_cholesky``: pivoted
         incomplete Cholesky (:func:`pivoted_cholesky`, the low-rank K0 of Kulis et al. 2006, Sec. 6,
         after Fine & Scheinberg 2001), O(n rank²) time and O(n rank) memory; with ``sigma`` 0 the
@@ -147,10 +168,30 @@ def rbf(ds, *, sigma: Annotated[float, Interval(0, None, closed="left")] = 0.0, 
     trace_tol : float
         ``pivoted_cholesky`` stops once the residual trace is at most trace_tol * tr K0 = trace_tol * n.
     """
+    factorization, rank, why = rbf_factorization(ds.n, factorization, rank)
+    if why and factorization == "pivoted_cholesky":
+        from .progress import announce
+
+        announce(f"kernel rbf: factorization 'auto' takes pivoted_cholesky at rank {rank} ({why}; the exact "
+                 f"eigendecomposition would need {3 * DOUBLE * ds.n ** 2 / 1e9:.1f} GB); its residual trace is "
+                 "recorded. 'factorization: eigh' forces the exact path.")
     X, sigma, _ = rbf_points(ds, sigma, bandwidth, standardize, factorization)
     if factorization == "eigh":
-        return factorize(rbf_kernel_matrix(X, sigma), rank_tol, rank)
+        return factorize(rbf_kernel_matrix(X, sigma, RBF_INSTEAD), rank_tol, rank, instead=RBF_INSTEAD)
     return rbf_cholesky(X, sigma, rank, trace_tol)[0]
+
+
+def rbf_factorization(n: int, factorization: str, rank: int) -> tuple[str, int, str]:
+    """(factorization, rank, why) of :func:`rbf` on n points: ``auto`` resolved (``eigh`` for n <=
+    :data:`EIGH_MAX_N`, else ``pivoted_cholesky``; ``why`` says so, and is empty for an explicit setting),
+    and ``rank`` 0 under ``pivoted_cholesky`` made :data:`PIVOTED_RANK` (at most n)."""
+    why = ""
+    if factorization == "auto":
+        factorization = "eigh" if n <= EIGH_MAX_N else "pivoted_cholesky"
+        why = f"n = {n:,} {'<=' if factorization == 'eigh' else '>'} {EIGH_MAX_N:,}"
+    if factorization == "pivoted_cholesky" and rank == 0:
+        rank = min(PIVOTED_RANK, n)
+    return factorization, rank, why
 
 
 def rbf_points(ds, sigma: float, bandwidth: str, standardize: bool, factorization: str):
@@ -163,30 +204,68 @@ def rbf_points(ds, sigma: float, bandwidth: str, standardize: bool, factorizatio
         sample = X
         if factorization == "pivoted_cholesky" and len(X) > BANDWIDTH_SAMPLE:
             sample = X[np.sort(np.random.default_rng(0).choice(len(X), BANDWIDTH_SAMPLE, replace=False))]
-        sigma = rbf_bandwidth(sample, bandwidth)
+        sigma = rbf_bandwidth(sample, bandwidth, RBF_INSTEAD)
         if sigma <= 0:
             raise DataError(f"dataset '{ds.name}': all points coincide, the RBF bandwidth is 0.")
     return X, sigma, lambda Y: (np.asarray(Y, dtype=np.float64) - mu) / sd
 
 
 def rbf_cholesky(X: np.ndarray, sigma: float, rank: int, trace_tol: float):
-    """:func:`pivoted_cholesky` of the Gaussian kernel of the rows of X, one column k(X, x_p) at a time."""
+    """:func:`pivoted_cholesky` of the Gaussian kernel of the rows of X, one column k(X, x_p) at a time
+    (at most ``rank`` columns, 0: n)."""
+    n, d = X.shape
+    r = min(rank or n, n)
     sq = np.einsum("ij,ij->i", X, X)
     scale = -1.0 / (2.0 * sigma ** 2)
-    return pivoted_cholesky(lambda p: np.exp(np.maximum(sq + sq[p] - 2.0 * (X @ X[p]), 0.0) * scale),
-                            np.ones(len(X)), rank, trace_tol)
+    with heavy_step(f"the pivoted Cholesky factor of K0 'rbf' ({n} x at most {r})", DOUBLE * n * (r + d),
+                    n * r * (r + 2 * d) / CHOLESKY_RATE,
+                    instead="Cheaper: a smaller 'rank:' (memory and time grow as n rank and n rank²)."):
+        return pivoted_cholesky(lambda p: np.exp(np.maximum(sq + sq[p] - 2.0 * (X @ X[p]), 0.0) * scale),
+                                np.ones(n), r, trace_tol)
+
+
+def factor_cost(name: str, n: int, d: int, params: dict) -> tuple[int, float, float] | None:
+    """(rank, bytes, seconds) of K0's factor, estimated before it is built (``kernlearn plan``); None
+    for a kernel without an estimate.
+
+    The dense paths (``rbf`` with ``factorization: eigh``, or ``auto`` up to its size, ``precomputed``, ``laplacian_pinv``) cost
+    the n x n matrix and its eigendecomposition (:func:`eigh_cost`); ``pivoted_cholesky`` O(n r)
+    memory and O(n r (r + d)) time; ``identity`` its n x n factor; ``linear`` its n x d features.  The rank is the most the factor can have (``rank`` when set).
+    """
+    rank = int(params.get("rank") or 0)
+    if name == "rbf":
+        factorization, rank, _ = rbf_factorization(n, params.get("factorization", "auto"), rank)
+        params = {**params, "factorization": factorization}
+    if name == "linear":
+        r = min(rank or d, d)
+        return r, 2.0 * DOUBLE * n * d, 0.0
+    if name == "identity":
+        return n, DOUBLE * n * n, 0.0
+    if name == "rbf" and params.get("factorization") == "pivoted_cholesky":
+        r = min(rank or n, n)
+        return r, DOUBLE * n * (2 * r + d), 2.0 * n * r * (r + d) / CHOLESKY_RATE
+    if name not in ("rbf", "precomputed", "laplacian_pinv"):
+        return None
+    nbytes, seconds = eigh_cost(n)
+    if name == "rbf":
+        nbytes, seconds = nbytes + DOUBLE * n * n, seconds + 2.0 * n * n * d / GEMM_RATE
+    return min(rank or n, n), nbytes, seconds
 
 
 def factor_info(name: str, ds, G0: np.ndarray, params: dict) -> dict | None:
-    """What a cell records about an approximate initial factor: for ``rbf`` under ``factorization:
+    """What a cell records about its initial factor's path: for ``rbf`` under ``factorization:
     pivoted_cholesky``, its rank and residual trace tr(K0 - G0 G0ᵀ) = n - ||G0||_F² (absolute and
-    relative to tr K0 = n); None for the exact or eigendecomposition paths (their records stay as
-    they were)."""
-    if name != "rbf" or params.get("factorization") != "pivoted_cholesky":
+    relative to tr K0 = n); under ``auto``, also what it took and why (``auto``); None for an explicit
+    ``eigh`` and the other kernels (their records stay as they were)."""
+    if name != "rbf":
         return None
-    residual = max(float(ds.n - np.einsum("ij,ij->", G0, G0)), 0.0)
-    return {"factorization": "pivoted_cholesky", "rank": int(G0.shape[1]), "trace_residual": residual,
-            "relative_trace_residual": residual / ds.n}
+    factorization, _, why = rbf_factorization(ds.n, params.get("factorization", "auto"), int(params.get("rank", 0)))
+    info = {"factorization": factorization, "auto": why} if why else {}
+    if factorization == "pivoted_cholesky":
+        residual = max(float(ds.n - np.einsum("ij,ij->", G0, G0)), 0.0)
+        info.update({"factorization": "pivoted_cholesky", "rank": int(G0.shape[1]), "trace_residual": residual,
+                     "relative_trace_residual": residual / ds.n})
+    return info or None
 
 
 @kernels.register("identity", checks=Checks(alternatives={"scale": 2.0}))

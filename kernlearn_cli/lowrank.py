@@ -21,16 +21,17 @@ from .resources import eigh_cost, heavy_step
 RANK_TOL = 1e-10
 
 
-def factorize(K: np.ndarray, rank_tol: float = RANK_TOL, rank: int = 0) -> np.ndarray:
+def factorize(K: np.ndarray, rank_tol: float = RANK_TOL, rank: int = 0, instead: str = "") -> np.ndarray:
     """Rank-revealing factor of a symmetric PSD matrix: K ~= G G^T, G = U_r sqrt(L_r).
 
     Eigenvalues below ``rank_tol * max eigenvalue`` are dropped; ``rank > 0``
     keeps at most the ``rank`` largest (the best rank-r approximation).
     Columns are ordered by decreasing eigenvalue.  A full eigendecomposition (O(n³) time, about
-    3 n² doubles): announced when large (:func:`~kernlearn_cli.resources.heavy_step`).
+    3 n² doubles): announced when large (:func:`~kernlearn_cli.resources.heavy_step`), with ``instead``
+    (default :data:`DENSE_K0`), what avoids it.
     """
     n = K.shape[0]
-    with heavy_step(f"eigendecomposition of the {n} x {n} kernel matrix", *eigh_cost(n), instead=DENSE_K0):
+    with heavy_step(f"eigendecomposition of the {n} x {n} kernel matrix", *eigh_cost(n), instead=instead or DENSE_K0):
         lam, U = eigh(K)
     lam, U = lam[::-1], U[:, ::-1]
     keep = lam > rank_tol * max(lam[0], 0.0)

@@ -80,6 +80,21 @@ class Entry:
     hints: dict[str, Any] = field(default_factory=dict)
     #: ... and its validator, ``(value, where) -> converted value`` (:func:`kernlearn_cli.params.compile_check`).
     validators: dict[str, Callable[[Any, str], Any]] = field(default_factory=dict)
+    #: Setting -> the default it had before it became ``auto`` (e.g. ``{"factorization": "eigh"}``):
+    #: :meth:`digest_params`.
+    defaults_before: dict[str, Any] = field(default_factory=dict)
+
+    def digest_params(self, params: dict) -> dict:
+        """``params`` (as bound) as a cell's id hashes them: a setting in :attr:`defaults_before` given
+        its former default is left out, so a config that pins what it used keeps the id it had when that
+        was the default; left out, it stands for its default now (``auto``), so the two never share an id."""
+        out = dict(params)
+        for key, before in self.defaults_before.items():
+            if key not in out:
+                out[key] = self.parameters()[key].default
+            elif out[key] == before:
+                del out[key]
+        return out
 
     def metric_names(self, params: dict) -> tuple[str, ...]:
         """The metric names the evaluator declares for settings ``params`` (as bound); () when it declares none."""
@@ -218,7 +233,7 @@ class Registry:
     def register(self, name: str, *, triplets: bool = False, instead_of_kernel: str = "", inductive: str = "",
                  exact: bool | tuple[str, ...] = False, warmup: bool | dict = False, budget: str = "",
                  estimator: EstimatorSpec | None = None, checks: Checks | None = None,
-                 metrics: tuple[str, ...] | str = ()):
+                 metrics: tuple[str, ...] | str = (), defaults_before: dict | None = None):
         """Decorator registering ``func`` under ``name``.
 
         Parameters
@@ -255,6 +270,9 @@ class Registry:
             them followed by ``_`` and a suffix, e.g. ``knn_accuracy_std``), or the name of the setting
             that lists them; two evaluators of a cell declaring one name are refused when the config is
             checked.
+        defaults_before : dict, optional
+            Setting -> its former default, for a setting whose default changed (to ``auto``): cells
+            that pin the former value keep their ids (:meth:`Entry.digest_params`).
 
         Raises
         ------
@@ -282,6 +300,10 @@ class Registry:
             if budget and budget not in hints:
                 raise ValueError(f"{self.kind} '{name}': budget must name one of its settings "
                                  f"({', '.join(hints) or 'none'}), got {budget!r}.")
+            for key, before in (defaults_before or {}).items():
+                if key not in hints or settings(func)[key].default == before:
+                    raise ValueError(f"{self.kind} '{name}': defaults_before names '{key}', which is not a "
+                                     "setting whose default differs from the value given.")
             if isinstance(metrics, str) and metrics not in hints:
                 raise ValueError(f"{self.kind} '{name}': metrics must name the setting that lists them "
                                  f"({', '.join(hints) or 'none'}), or be a tuple of names; got {metrics!r}.")
@@ -296,7 +318,8 @@ class Registry:
             self._entries[name] = Entry(name, checked, doc.split("\n\n")[0].replace("\n", " "), triplets=triplets,
                                         instead_of_kernel=instead_of_kernel, inductive=inductive, exact=exact,
                                         warmup=warmup, budget=budget, estimator=estimator, metrics=metrics,
-                                        checks=checks, hints=hints, validators=validators)
+                                        checks=checks, hints=hints, validators=validators,
+                                        defaults_before=dict(defaults_before or {}))
             return checked
         return deco
 

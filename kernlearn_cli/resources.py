@@ -13,7 +13,8 @@ n = 1000 and 1.12 s at n = 2000 (n³ / 7.1e9 s), a matrix product 2n³ / 5.5e10 
 tell seconds from hours, not to time a run.
 
 ``kernlearn plan`` reads the same estimates before a cell runs: a solver's, declared beside it
-(:func:`estimated`, called with :class:`Sized` stand-ins), and K0's factor's (:func:`factor_cost`).
+(:func:`estimated`, called with :class:`Sized` stand-ins); K0's factor's is beside the kernels
+(:func:`kernlearn_cli.kernels.factor_cost`).
 """
 
 from __future__ import annotations
@@ -106,31 +107,6 @@ def estimated(cost: Callable[..., tuple[str, float, float, str]], per: str = "")
         run.cost, run.cost_per = cost, per
         return run
     return deco
-
-
-def factor_cost(name: str, n: int, d: int, params: dict) -> tuple[int, float, float] | None:
-    """(rank, bytes, seconds) of K0's factor, estimated before it is built (``kernlearn plan``); None
-    for a kernel without an estimate.
-
-    The dense paths (``rbf`` with ``factorization: eigh``, ``precomputed``, ``laplacian_pinv``) cost
-    the n x n matrix and its eigendecomposition (:func:`eigh_cost`); ``pivoted_cholesky`` O(n r)
-    memory and O(n r (r + d)) time; ``identity`` its n x n factor; ``linear`` its n x d features.  The rank is the most the factor can have (``rank`` when set).
-    """
-    rank = int(params.get("rank") or 0)
-    if name == "linear":
-        r = min(rank or d, d)
-        return r, 2.0 * DOUBLE * n * d, 0.0
-    if name == "identity":
-        return n, DOUBLE * n * n, 0.0
-    if name == "rbf" and params.get("factorization") == "pivoted_cholesky":
-        r = min(rank or n, n)
-        return r, DOUBLE * n * (2 * r + d), 2.0 * n * r * (r + d) / CHOLESKY_RATE
-    if name not in ("rbf", "precomputed", "laplacian_pinv"):
-        return None
-    nbytes, seconds = eigh_cost(n)
-    if name == "rbf":
-        nbytes, seconds = nbytes + DOUBLE * n * n, seconds + 2.0 * n * n * d / GEMM_RATE
-    return min(rank or n, n), nbytes, seconds
 
 
 class UnknownSize(Exception):

@@ -24,7 +24,7 @@ def cell(n, d=2, kernel=None, constraints=None, solver=None):
 def test_dense_rbf_k0_is_priced_by_its_eigendecomposition_without_building_it():
     """n = 300,000: the n x n kernel (2.9 TB with its eigendecomposition) is priced, not attempted."""
     n, d = 300_000, 2
-    est = estimate(cell(n, d))
+    est = estimate(cell(n, d, kernel={"name": "rbf", "factorization": "eigh"}))
     assert est["bytes"] == pytest.approx(4 * DOUBLE * n * n)
     assert est["seconds"] == pytest.approx(n ** 3 / EIGH_RATE + 2 * n * n * d / GEMM_RATE)
     assert est["per"] == "sweep"        # Burg at the most rank n: one sweep over the 50 constraints
@@ -49,7 +49,18 @@ def test_trin_and_meg_use_the_cost_they_run_under():
     assert trin["bytes"] == pytest.approx(max(3 * DOUBLE * n * n, own[1])) and trin["per"] == ""
     meg = estimate(cell(n, kernel={"name": "identity"}, constraints={"name": "distance_stream", "count": 30},
                         solver={"name": "meg"}))
-    assert meg["seconds"] == pytest.approx(30 * n ** 3 / EIGH_RATE)     # one eigendecomposition per trial
+    assert meg["seconds"] == pytest.approx(solvers.get("meg").func.cost(Sized((n, n)), Sized((30,)))[2])
+    eigh = estimate(cell(n, kernel={"name": "identity"}, constraints={"name": "distance_stream", "count": 30},
+                         solver={"name": "meg", "update": "eigh"}))
+    assert eigh["seconds"] == pytest.approx(30 * n ** 3 / EIGH_RATE)     # one eigendecomposition per trial
+    assert meg["seconds"] < eigh["seconds"] / 5                           # auto: lanczos at n = 400
+
+
+def test_auto_rbf_is_priced_by_the_path_it_takes():
+    """Above EIGH_MAX_N the default prices the pivoted factor at the default rank (was: the dense one)."""
+    n, d = 300_000, 2
+    est = estimate(cell(n, d))
+    assert est["bytes"] == pytest.approx(8 * (3 * n * 256 + 256 ** 2 + 6 * 50))   # Burg's O(n r), r = 256
 
 
 def test_no_estimate_and_unknown_count():
@@ -69,7 +80,9 @@ def test_plan_prints_the_estimates(tmp_path):
     res = kernlearn("plan", tmp_path / "c.yaml")
     assert res.returncode == 0, res.stderr
     lines = res.stdout.splitlines()
-    assert lines[1].endswith("[est. memory 12.8 GB, time 19m03s + 2m13s per sweep]"), res.stdout
+    # n = 20,000 > EIGH_MAX_N: rbf's auto factorization prices the pivoted factor at rank 256 (was the
+    # dense path's 12.8 GB, 19m03s + 2m13s per sweep)
+    assert lines[1].endswith("[est. memory 123 MB, time 1s + 21.8ms per sweep]"), res.stdout
     assert lines[0].endswith("[est. memory 128 MB, time 1s + 1.33s per sweep]"), res.stdout
 
 

@@ -54,7 +54,7 @@ from ..types import Constraints, SolverResult
 from . import _burg_kernels as _k
 from ..params import Positive, PositiveInt
 from ._cyclic import (CYCLIC_CHECKS, sweep_cost, InRange, Slack, SubsetSweeps, bregman_certificate, check_schedule, describe, hard_else_slack,
-                      infeasibility_certificate, refuse_zero_distances, relative_violations, require_constraints,
+                      infeasibility_certificate, refuse_zero_distances, relative_violations, require_constraints, sweep_schedule,
                       run_sweeps, signs)
 from .protocol import finish
 
@@ -94,12 +94,12 @@ def slack_penalty(bhat: np.ndarray, b: np.ndarray, slack: float) -> float:
                   budget="max_sweeps", estimator=EstimatorSpec(
                       "BurgKernel", "Low-rank LogDet (Burg) kernel learning by cyclic Bregman projections "
                       "(Kulis et al. 2006).", constraint_defaults={"count": 20},
-                      check_settings={"slack": 1.0}))
+                      check_settings={"slack": 1.0}), defaults_before={"sweeps": "cyclic"})
 @estimated(sweep_cost("burg", 1), per="sweep")
 def burg(G0: np.ndarray, constraints: Constraints, *, tol: Positive = 1e-3, feas_tol: Positive = 1e-3,
          max_sweeps: PositiveInt = 10000, slack: Slack = math.inf, certify_every: PositiveInt = 50,
          slack_if_infeasible: Positive | None = None, stop: Literal["certified", "dual_change"] = "certified",
-         sweeps: Literal["cyclic", "active"] = "cyclic", callback: Callable | None = None) -> SolverResult:
+         sweeps: Literal["auto", "cyclic", "active"] = "auto", callback: Callable | None = None) -> SolverResult:
     """Cyclic Bregman projections under the Burg (LogDet) divergence, O(r^2) per projection.
 
     Parameters
@@ -135,8 +135,11 @@ def burg(G0: np.ndarray, constraints: Constraints, *, tol: Positive = 1e-3, feas
     certify_every : int
         With hard constraints, sweeps (>= 1) between attempts to read a certificate of infeasibility
         off the diverging dual variables (module :mod:`~kernlearn_cli.solvers._cyclic`).
-    sweeps : {"cyclic", "active"}
-        ``cyclic`` (default): every sweep visits every constraint (Kulis et al. 2006, Alg. 1).
+    sweeps : {"auto", "cyclic", "active"}
+        ``auto`` (default): ``active`` under ``stop: dual_change`` from
+        :data:`~kernlearn_cli.solvers._cyclic.ACTIVE_MIN_C` constraints, else ``cyclic``
+        (:func:`~kernlearn_cli.solvers._cyclic.sweep_schedule`; ``info`` keeps ``sweeps`` and ``sweeps_auto``, why).
+        ``cyclic``: every sweep visits every constraint (Kulis et al. 2006, Alg. 1).
         ``active`` (with ``stop: dual_change``): between full sweeps, sweeps visit only the
         constraints with a positive dual; only a full sweep stops the run
         (:func:`~kernlearn_cli.solvers._cyclic.run_sweeps`). Other iterates than ``cyclic``, the same
@@ -170,6 +173,7 @@ def burg(G0: np.ndarray, constraints: Constraints, *, tol: Positive = 1e-3, feas
                                certify_every=certify_every, callback=callback),
             constraints, slack, slack_if_infeasible, "burg")
     require_constraints("burg", constraints)
+    sweeps, why = sweep_schedule("burg", sweeps, stop, len(constraints))
     refuse_zero_distances("burg", G0, constraints)
     is_dist = np.isin(constraints.kind, DISTANCE)
     if slack != float("inf"):
@@ -219,5 +223,6 @@ def burg(G0: np.ndarray, constraints: Constraints, *, tol: Positive = 1e-3, feas
         G=G, objective=objective, iterations=sweep, converged=False, history=history,
         info={"projections": subsets.projections, "rank": r, "max_violation": float(viol.max()),
               "solver_seconds": seconds, "certificate_seconds": check_seconds, "slack": float(slack),
-              **({"full_sweeps": int(np.sum(history["full_sweep"]))} if sweeps == "active" else {})},
+              **({"full_sweeps": int(np.sum(history["full_sweep"]))} if sweeps == "active" else {}),
+              **({"sweeps": sweeps, "sweeps_auto": why} if why else {})},
         arrays={"G0": G0, "dual": lam, "bhat": bhat}), cert, "burg")

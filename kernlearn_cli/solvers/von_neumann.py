@@ -166,7 +166,9 @@ def von_neumann(G0: np.ndarray, constraints: Constraints, *, tol: Positive = 1e-
         ``dual_change``: the dual change alone (the rule of ITML's code, as ``burg``'s), for finite
         ``slack`` only; the largest violation is then a figure of the certificate, not a check.
     sweeps : {"cyclic", "active"}
-        ``cyclic`` (default): every sweep visits every constraint (Alg. 2). ``active`` (with
+        ``cyclic`` (default): every sweep visits every constraint (Alg. 2); unlike ``burg``'s, not
+        ``auto``: on ITML's problem with slack 1 the active schedule took 1.3-1.6x more CPU at every
+        c measured, 250-2000 (docs/scale.md). ``active`` (with
         ``stop: dual_change``): between full sweeps, sweeps visit only the constraints with a
         positive dual; only a full sweep stops the run
         (:func:`~kernlearn_cli.solvers._cyclic.run_sweeps`). Other iterates than ``cyclic``, the
