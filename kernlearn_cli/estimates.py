@@ -12,7 +12,8 @@ from .memo import dataset_key, load_dataset
 def estimate(cell: Cell, where: str = "config") -> dict | None:
     """A cell's estimated peak memory and time, before it runs (``kernlearn plan``), or None.
 
-    Reads only the dataset (for n and d): K0 by :func:`~kernlearn_cli.kernels.factor_cost`, the
+    Reads only the dataset (for n and d): the process (:data:`~kernlearn_cli.resources.PROCESS_BYTES`)
+    and the features it holds, K0 by :func:`~kernlearn_cli.kernels.factor_cost`, the
     solver by the cost it runs under (:func:`~kernlearn_cli.resources.estimated`), called with
     :class:`~kernlearn_cli.resources.Sized` stand-ins for G0 and the constraints (their count is the
     generator's ``count`` when it has one).  Returns ``bytes`` (the larger of the two steps),
@@ -20,7 +21,7 @@ def estimate(cell: Cell, where: str = "config") -> dict | None:
     ``per_seconds`` and ``per`` (e.g. one sweep), or None when neither step has an estimate.
     """
     from .kernels import factor_cost
-    from .resources import Sized, UnknownSize
+    from .resources import DOUBLE, PROCESS_BYTES, Sized, UnknownSize
 
     bound = bind_cell(cell, where)
     ds = load_dataset(dataset_key(bound))
@@ -38,9 +39,13 @@ def estimate(cell: Cell, where: str = "config") -> dict | None:
         except UnknownSize:
             cost = None
         else:
-            out["bytes"] = max(out["bytes"], nbytes)
+            held = DOUBLE * ds.n * rank if kernel else 0.0      # G0 stays in memory while the solver runs
+            out["bytes"] = max(out["bytes"], held + nbytes)
             if solver.func.cost_per:
                 out["per"], out["per_seconds"] = solver.func.cost_per, seconds
             else:
                 out["seconds"] += seconds
-    return out if kernel or cost is not None else None
+    if kernel or cost is not None:
+        out["bytes"] += PROCESS_BYTES + DOUBLE * ds.n * d    # the process itself and the dataset
+        return out
+    return None

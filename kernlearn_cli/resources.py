@@ -38,6 +38,10 @@ GEMM_RATE = 5e10
 #: operations (docs/scale.md).
 CHOLESKY_RATE = 2.5e9
 DOUBLE = 8
+#: Resident memory of a run's process before its first cell: Python, NumPy, SciPy, numba and the
+#: package's components imported (200 MB measured on the reference machine); ``plan`` adds it, since a
+#: cell's recorded peak (``peak_rss_bytes``) is the process's.
+PROCESS_BYTES = 2e8
 #: r² per second of one compiled rank-one projection of the cyclic solvers (issue 45: 0.84-1.12 µs at
 #: r = 64, 0.11 µs at r = 16).
 PROJECTION_RATE = 3e9

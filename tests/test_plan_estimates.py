@@ -10,7 +10,7 @@ from kernlearn_cli.estimates import estimate
 from kernlearn_cli.builtins import load_builtins
 from kernlearn_cli.registry import solvers
 from kernlearn_cli.resources import DOUBLE, EIGH_RATE, GEMM_RATE, Sized, UnknownSize
-from kernlearn_cli.resources import PROJECTION_RATE
+from kernlearn_cli.resources import PROCESS_BYTES, PROJECTION_RATE
 
 load_builtins()
 
@@ -25,7 +25,8 @@ def test_dense_rbf_k0_is_priced_by_its_eigendecomposition_without_building_it():
     """n = 300,000: the n x n kernel (2.9 TB with its eigendecomposition) is priced, not attempted."""
     n, d = 300_000, 2
     est = estimate(cell(n, d, kernel={"name": "rbf", "factorization": "eigh"}))
-    assert est["bytes"] == pytest.approx(4 * DOUBLE * n * n)
+    burg = DOUBLE * (3 * n * n + n * n + 6 * 50)                 # Burg at rank n, beside G0 (n x n)
+    assert est["bytes"] == pytest.approx(PROCESS_BYTES + DOUBLE * n * d + max(4 * DOUBLE * n * n, DOUBLE * n * n + burg))
     assert est["seconds"] == pytest.approx(n ** 3 / EIGH_RATE + 2 * n * n * d / GEMM_RATE)
     assert est["per"] == "sweep"        # Burg at the most rank n: one sweep over the 50 constraints
     assert est["per_seconds"] == pytest.approx(50 * n * n / PROJECTION_RATE)
@@ -36,7 +37,8 @@ def test_low_rank_k0_and_burg_sweep_are_o_n_r():
     est = estimate(cell(n, d, {"name": "rbf", "factorization": "pivoted_cholesky", "rank": r},
                         {"name": "itml_pairs", "count": c}))
     burg_bytes = DOUBLE * (3 * n * r + r * r + 6 * c)           # G0, its full-rank copy, G0 B, work; the duals
-    assert est["bytes"] == pytest.approx(max(DOUBLE * n * (2 * r + d), burg_bytes))
+    assert est["bytes"] == pytest.approx(PROCESS_BYTES + DOUBLE * n * d + max(DOUBLE * n * (2 * r + d),
+                                                                             DOUBLE * n * r + burg_bytes))
     assert est["seconds"] == pytest.approx(2 * n * r * (r + d) / 2.5e9)
     assert est["per_seconds"] == pytest.approx(c * r * r / PROJECTION_RATE)
 
@@ -46,7 +48,8 @@ def test_trin_and_meg_use_the_cost_they_run_under():
     trin = estimate(cell(n, kernel={"name": "laplacian_pinv"}, constraints={"name": "neighbor_triplets"},
                          solver={"name": "trin"}))
     own = solvers.get("trin").func.cost(Sized((n, n)), Sized((None,)))
-    assert trin["bytes"] == pytest.approx(max(3 * DOUBLE * n * n, own[1])) and trin["per"] == ""
+    assert trin["bytes"] == pytest.approx(PROCESS_BYTES + DOUBLE * n * 2 + max(3 * DOUBLE * n * n, DOUBLE * n * n + own[1]))
+    assert trin["per"] == ""
     meg = estimate(cell(n, kernel={"name": "identity"}, constraints={"name": "distance_stream", "count": 30},
                         solver={"name": "meg"}))
     assert meg["seconds"] == pytest.approx(solvers.get("meg").func.cost(Sized((n, n)), Sized((30,)))[2])
@@ -60,7 +63,7 @@ def test_auto_rbf_is_priced_by_the_path_it_takes():
     """Above EIGH_MAX_N the default prices the pivoted factor at the default rank (was: the dense one)."""
     n, d = 300_000, 2
     est = estimate(cell(n, d))
-    assert est["bytes"] == pytest.approx(8 * (3 * n * 256 + 256 ** 2 + 6 * 50))   # Burg's O(n r), r = 256
+    assert est["bytes"] == pytest.approx(PROCESS_BYTES + 8 * n * d + 8 * n * 256 + 8 * (3 * n * 256 + 256 ** 2 + 6 * 50))
 
 
 def test_no_estimate_and_unknown_count():
@@ -82,8 +85,8 @@ def test_plan_prints_the_estimates(tmp_path):
     lines = res.stdout.splitlines()
     # n = 20,000 > EIGH_MAX_N: rbf's auto factorization prices the pivoted factor at rank 256 (was the
     # dense path's 12.8 GB, 19m03s + 2m13s per sweep)
-    assert lines[1].endswith("[est. memory 123 MB, time 1s + 21.8ms per sweep]"), res.stdout
-    assert lines[0].endswith("[est. memory 128 MB, time 1s + 1.33s per sweep]"), res.stdout
+    assert lines[1].endswith("[est. memory 365 MB, time 1s + 21.8ms per sweep]"), res.stdout
+    assert lines[0].endswith("[est. memory 360 MB, time 1s + 1.33s per sweep]"), res.stdout
 
 
 def test_von_neumann_sweeps_cost_ten_lanczos_passes_per_projection():
