@@ -131,7 +131,7 @@ def test_pinning_the_former_default_keeps_the_id_and_the_new_default_gets_its_ow
     (the id it had when that was the default: archived cells keep theirs), and one left out hashes as its
     default now (``auto``), so a pinned and an unpinned cell never share a folder."""
     pinned = cell_of({**BASE, "kernel": {"name": "rbf", "factorization": "eigh"},
-                      "solver": {"name": "burg", "sweeps": "cyclic"}})
+                      "solver": {"name": "burg", "sweeps": "cyclic", "order": "fixed"}})
     old = json.dumps({**pinned.validated, "kernel": {"name": "rbf"}, "solver": {"name": "burg"}},
                      sort_keys=True, separators=(",", ":"), default=str)
     import hashlib

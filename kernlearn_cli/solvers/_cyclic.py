@@ -47,7 +47,7 @@ OK, BROKEN, STUCK = 0, 1, 2
 CYCLIC_CHECKS = Checks(
     instance="kernlearn_cli.testing.instances:pairs", settings_instance="kernlearn_cli.testing.instances:distance_pairs",
     alternatives={"tol": 1e-9, "feas_tol": 1e-9, "max_sweeps": 2, "slack": 0.1, "certify_every": 1,
-                  "slack_if_infeasible": 1.0, "stop": "dual_change", "sweeps": "active"},
+                  "slack_if_infeasible": 1.0, "stop": "dual_change", "sweeps": "active", "order": "fixed"},
     unused={"slack_if_infeasible": "only acts on a constraint set certified infeasible "
                                      "(tests/test_infeasibility.py)",
             "certify_every": "sets how often the certificate is computed, not the iterates; the instance "
@@ -340,6 +340,18 @@ def sweep_schedule(method: str, sweeps: str, stop: str, c: int) -> tuple[str, st
     return "active", why
 
 
+def reduced_slacks(values: np.ndarray, constraints: Constraints) -> np.ndarray:
+    """The slack targets b̂ that minimise the slack penalty for the kernel's own constraint values x:
+    b̂_i = max(b_i, x_i) for <=, min(b_i, x_i) for >=, x_i for =.  Both penalties (Burg's γ Σ φ(b̂/b),
+    φ(t) = t − log t − 1, and von Neumann's γ Σ (b̂ log(b̂/b) − b̂ + b)) are convex in b̂ with their minimum
+    at b, so this is the closest admissible b̂; (K, b̂) is then feasible, and the reduced primal
+    F(K) = D(K, K0) + penalty(b̂) is an upper bound on the optimum, whatever the iterate: the duality
+    gap F(K) − g(λ) is non-negative up to rounding (issue 57)."""
+    b, x = constraints.bound, np.asarray(values, dtype=np.float64)
+    return np.where(np.isin(constraints.kind, EQUAL), x,
+                    np.where(np.isin(constraints.kind, LOWER), np.minimum(b, x), np.maximum(b, x)))
+
+
 def check_schedule(stop: str, sweeps: str, slack: float, slack_if_infeasible: float | None) -> None:
     """Refuse ``stop: dual_change`` without a finite slack and ``sweeps: active`` without it
     (settings of ``burg`` and ``von_neumann``)."""
@@ -354,34 +366,42 @@ def check_schedule(stop: str, sweeps: str, slack: float, slack_if_infeasible: fl
 
 class SubsetSweeps:
     """A compiled sweep run on all constraints or on the active subset of
-    :func:`run_sweeps` (``active_set``), counting the projections.
+    :func:`run_sweeps` (``active_set``), in a fixed or a freshly shuffled order, counting the projections.
 
     ``run(kernel, subset)`` calls ``kernel(i, j, kind, bhat, lam)`` (the compiled sweep on those
     arrays, updating ``bhat`` and ``lam`` in place; it returns a :class:`Sweep` or a named result
-    with its fields) on every constraint (``subset`` None) or on the constraints
-    ``subset``, whose arrays are made once per subset and whose ``lam``, ``bhat`` are written
-    back; the indices it returns are mapped back to the whole set.
+    with its fields) on every constraint (``subset`` None) or on the constraints ``subset``, and
+    writes ``lam``, ``bhat`` back; the indices it returns are mapped back to the whole set.  With
+    ``rng`` each sweep visits its constraints in a new permutation drawn from it (``order:
+    shuffled``; Kulis et al. 2006 need only that every constraint is visited infinitely often, after
+    Censor & Zenios 1997; random permutations are the known cure of cyclic coordinate descent's
+    worst case, Sun & Ye 2019); without, in the given order (``order: fixed``, the papers' cyclic
+    order), where a subset's arrays are made once.
     """
 
-    def __init__(self, constraints: Constraints, bhat: np.ndarray, lam: np.ndarray):
-        self.constraints, self.bhat, self.lam = constraints, bhat, lam
+    def __init__(self, constraints: Constraints, bhat: np.ndarray, lam: np.ndarray,
+                 rng: np.random.Generator | None = None):
+        self.constraints, self.bhat, self.lam, self.rng = constraints, bhat, lam, rng
         self.projections = 0
         self._subset = self._arrays = None
 
     def run(self, kernel, subset=None) -> Sweep:
         C, bhat, lam = self.constraints, self.bhat, self.lam
-        if subset is None:
+        visit = subset
+        if self.rng is not None:
+            visit = self.rng.permutation(len(C)) if subset is None else subset[self.rng.permutation(len(subset))]
+        if visit is None:
             self.projections += len(C)
             return kernel(C.i, C.j, C.kind, bhat, lam)
-        self.projections += len(subset)
-        if self._subset is not subset:
-            self._subset, self._arrays = subset, (C.i[subset], C.j[subset], C.kind[subset])
-        sub_bhat, sub_lam = bhat[subset], lam[subset]
+        self.projections += len(visit)
+        if self._subset is not visit:
+            self._subset, self._arrays = visit, (C.i[visit], C.j[visit], C.kind[visit])
+        sub_bhat, sub_lam = bhat[visit], lam[visit]
         out = kernel(*self._arrays, sub_bhat, sub_lam)
-        lam[subset], bhat[subset] = sub_lam, sub_bhat
+        lam[visit], bhat[visit] = sub_lam, sub_bhat
 
         def whole(q):
-            return int(subset[q]) if 0 <= q < len(subset) else q
+            return int(visit[q]) if 0 <= q < len(visit) else q
         return out._replace(index=whole(out.index), worst=whole(out.worst))
 
 
