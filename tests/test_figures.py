@@ -149,7 +149,7 @@ def test_axes_say_what_they_draw_and_the_legend_what_the_bars_are(quick, drawn, 
     curves, mean, cells = (fig.axes[0] for fig in drawn)
     assert (curves.get_xlabel(), curves.get_ylabel()) == ("number of constraints", "kernel k-means NMI (0–1)")
     assert mean.get_ylabel() == cells.get_ylabel() == "relative dual change per sweep"
-    assert curves.get_legend().get_title().get_text() == "mean ± std over 3 seeds"
+    assert curves.get_legend().get_title().get_text() == "mean ± std over 3 seeds, clipped to [0, 1]"   # NMI
     assert mean.get_legend().get_title().get_text() == "mean ± std over 3 seeds"
     assert cells.get_legend().get_title().get_text() == ""                     # one line per cell: no spread
     assert figure_labels.axis_label("seconds") == "solver wall time (s)" and figure_labels.axis_label("my.key") == "my.key"

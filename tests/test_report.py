@@ -150,9 +150,9 @@ def test_report_is_self_contained_complete_and_the_same_bytes_twice(quick, tmp_p
     assert pages[0] == pages[1]
     page = pages[0].decode()
     assert "<link" not in page and " src=" not in page and "@import" not in page      # nothing fetched
-    for section in ("tables", "figures", "histories", "problems", "provenance"):
+    for section in ("settings", "tables", "figures", "histories", "problems", "provenance"):
         assert f'<section id="{section}">' in page
-    assert page.count('<table class="sortable">') == 3                  # long, timing, cells not in the tables
+    assert page.count('<table class="sortable">') == 4                  # long, time, memory, cells not in the tables
     assert 'th scope="col">certificate (worst)</th>' in page
     assert "0/1 †" in page and page.count('<tr class="unconverged">') == 1    # count 100: 1 failed, 1 missing, 1 † 
     assert page.count("<figure id=") == 2                                   # nmi, knn_accuracy vs constraints.count
@@ -357,8 +357,8 @@ def test_run_report_in_a_browser(quick, browser, tmp_path, inproc):
     assert inproc("report", quick, "-o", tmp_path / "report.html")[0] == 0
     browser.open(tmp_path / "report.html")
     assert browser.errors() == []
-    assert browser.js("document.querySelectorAll('section').length") == 5
-    assert browser.js("document.querySelectorAll('table').length") == 4             # 3 sortable, provenance
+    assert browser.js("document.querySelectorAll('section').length") == 6
+    assert browser.js("document.querySelectorAll('table').length") == 6             # 4 sortable, settings, provenance
     browser.js("document.querySelectorAll('details').forEach(d => d.open = true)")
     sizes = browser.js("Array.from(document.querySelectorAll('svg'), s => s.getBoundingClientRect().width > 100 "
                        "&& s.getBoundingClientRect().height > 100)")

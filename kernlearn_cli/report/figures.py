@@ -14,8 +14,8 @@ import pandas as pd
 
 from ..atomic import atomic_path
 from ..errors import ConfigError, KernlearnError
-from .labels import (axis_label, distinguishing, log_values, marks_every, natural_key, seeds_text, series_style,
-                     split_curves, spread_caption)
+from .labels import (BOUNDED, axis_label, distinguishing, error_bars, log_values, marks_every, natural_key,
+                     seeds_text, series_style, split_curves, spread_caption)
 from .records import MARK, histories_of, load_records, records_of
 
 
@@ -52,6 +52,7 @@ def finish_figure(fig, ax, xlabel: str, ylabel: str, title: str | None, output: 
 
     ax.set_xlabel(axis_label(xlabel))
     ax.set_ylabel(axis_label(ylabel))
+    plain_ticks(ax)
     ax.grid(alpha=0.3)
     if title:
         ax.set_title(title)
@@ -65,6 +66,17 @@ def finish_figure(fig, ax, xlabel: str, ylabel: str, title: str | None, output: 
         fig.savefig(tmp, format=fmt, dpi=120, metadata=metadata, bbox_inches="tight",
                     bbox_extra_artists=[legend] if legend else None)
     plt.close(fig)
+
+
+def plain_ticks(ax) -> None:
+    """Tick labels of the linear axes of ``ax`` as the values themselves: no offset (a near-constant NMI
+    would read 0.000025 … −0.000150 under a "+1") and no scientific notation; logarithmic axes keep
+    their decades, and an axis of names its names."""
+    from matplotlib.ticker import ScalarFormatter
+
+    for axis, which in (("x", ax.xaxis), ("y", ax.yaxis)):
+        if isinstance(which.get_major_formatter(), ScalarFormatter):
+            ax.ticklabel_format(axis=axis, useOffset=False, style="plain")
 
 
 #: History datasets ``plot-history`` draws when no key is given, in this order: the first every cell
@@ -96,7 +108,8 @@ def outside_legend(ax, fontsize: float = 8, title: str | None = None) -> None:
 
 def plot_curves(df: pd.DataFrame, metric: str, x: str, by: str | None, *, loglog: bool = False,
                 logx: bool = False, logy: bool | None = None, title: str | None = None, output: Path) -> int:
-    """Draw the mean of ``metric`` against ``x`` with ± std error bars over seeds, one curve per setting.
+    """Draw the mean of ``metric`` against ``x`` with ± std error bars over seeds, one curve per setting;
+    a score bounded to [0, 1] has its bars clipped to it (:func:`~.labels.error_bars`, the legend says so).
 
     Cells without an ``x`` value (e.g. K0 or a target kernel) are dashed horizontal baselines.
     Points that include a cell that did not converge are ringed in red. Curves differ in colour,
@@ -148,8 +161,8 @@ def plot_curves(df: pd.DataFrame, metric: str, x: str, by: str | None, *, loglog
     points = df[df[x].notna()]
     for k, (label, part) in enumerate(split_curves(points, [by] if by else distinguishing(points, {x}))):
         stats = part.groupby(x)[metric].agg(["mean", "std", "count"]).sort_index()
-        ax.errorbar(stats.index, stats["mean"], yerr=stats["std"].fillna(0), ms=5, capsize=3, label=label,
-                    **series_style(k))
+        ax.errorbar(stats.index, stats["mean"], yerr=error_bars(stats["mean"], stats["std"], metric), ms=5,
+                    capsize=3, label=label, **series_style(k))
         means.append(stats["mean"])
         counts += list(stats["count"])
         bad = (part["converged"] == False).groupby(part[x]).sum().reindex(stats.index).fillna(0) > 0  # noqa: E712
@@ -161,7 +174,7 @@ def plot_curves(df: pd.DataFrame, metric: str, x: str, by: str | None, *, loglog
         ax.set_xscale("log")
     if log_values(means, True if loglog else logy):
         ax.set_yscale("log")
-    outside_legend(ax, title=spread_caption(counts) if counts else None)
+    outside_legend(ax, title=spread_caption(counts, metric in BOUNDED) if counts else None)
     finish_figure(fig, ax, x, metric, title, output)
     return ringed
 
@@ -349,7 +362,7 @@ def plot_paths(roots: list[Path], y: str, x: str, *, by: str | None = None, logx
         if any(len(r[0]) != len(xs) or not np.allclose(r[0], xs) for r in runs):
             raise KernlearnError(f"plot path: the cells of '{label}' have different '{x}' paths; a mean needs one.")
         ys = np.array([r[1] for r in runs], dtype=float)
-        ax.errorbar(xs, ys.mean(0), yerr=ys.std(0), ms=5, capsize=3, label=f"{label} {seeds_text(len(runs))}",
+        ax.errorbar(xs, ys.mean(0), yerr=error_bars(ys.mean(0), ys.std(0), y), ms=5, capsize=3, label=f"{label} {seeds_text(len(runs))}",
                     **series_style(k))
         means.append(ys.mean(0))
         if any(r[2] for r in runs):
@@ -359,7 +372,7 @@ def plot_paths(roots: list[Path], y: str, x: str, *, by: str | None = None, logx
         ax.set_xscale("log", base=2)
     if log_values(means, logy):
         ax.set_yscale("log")
-    outside_legend(ax, title=spread_caption(len(part) for _, part in curves))
+    outside_legend(ax, title=spread_caption((len(part) for _, part in curves), y in BOUNDED))
     finish_figure(fig, ax, x, y, title, output)
     return len(curves)
 

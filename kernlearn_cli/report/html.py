@@ -25,10 +25,10 @@ from ..atomic import atomic_path
 from ..errors import ConfigError
 from ..resources import size
 from .figures import plot_curves, svg_figure
-from .labels import distinguishing, natural_key, split_curves
+from .labels import BOUNDED, distinguishing, natural_key, split_curves
 from .records import MARK, Completeness, histories_of, is_archive, load_records, records_of, expected_cells
-from .show import provenance_text
-from .tables import display, metric_columns, summarize, unconverged_note
+from .show import provenance_text, settings_rows
+from .tables import UNITS, display, metric_columns, summarize, unconverged_note
 
 #: Most points a convergence history keeps per line (evenly spaced iterations, the first and last kept).
 HISTORY_POINTS = 60
@@ -130,13 +130,32 @@ def tables_section(cells: Cells) -> Section:
     table = display(numeric)
     table.attrs["note"] = unconverged_note(cells.df)
     bad = ["unconverged" if a and c < a else "" for c, a in zip(numeric["converged"], numeric["applicable"])]
-    timing = display(summarize(cells.df, timing=True, pending=cells.done.pending))
+    times, memory = timing_tables(summarize(cells.df, timing=True, pending=cells.done.pending))
     return Section("tables", "Tables",
                    f"<p>Mean ± std over seeds per setting (<code>kernlearn collect</code>); {MARK}: a cell of the "
                    f"row did not converge (its certificate not met); <em>certificate (worst)</em>: the check "
                    f"furthest from its tolerance. Click a column's heading to sort.</p>"
                    + table_html(table, row_classes=bad)
-                   + "<h3>Solver time (s)</h3>" + table_html(timing))
+                   + "<h3>Solver time (s)</h3>" + table_html(times)
+                   + ("<h3>Peak memory (MB)</h3><p class=note>The largest resident set of the process running each "
+                      "cell while it ran (10<sup>6</sup> bytes), mean ± std over seeds.</p>" + table_html(memory)
+                      if memory is not None else ""))
+
+
+#: The timing summary's columns of memory (the rest are times in seconds), and their heading in the report.
+MEMORY = {"peak_rss_bytes": "peak memory (MB)"}
+
+
+def timing_tables(summary: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame | None]:
+    """The timing summary (:func:`~.tables.summarize` with ``timing``) as two displayed tables: the
+    solver's times in seconds, and the cells' peak memory in MB (None when no record carries it)."""
+    memory = [c for c in summary.columns if c.startswith(tuple(f"{m}_" for m in MEMORY))]
+    times = display(summary.drop(columns=memory))
+    if not memory:
+        return times, None
+    seconds = [c for c in summary.columns if c.endswith(("_mean", "_std")) and c not in memory]
+    shown = display(summary.drop(columns=seconds))
+    return times, shown.rename(columns={UNITS[m][0]: name for m, name in MEMORY.items() if m in UNITS})
 
 
 def numeric_axes(df: pd.DataFrame) -> list[str]:
@@ -168,12 +187,23 @@ def figures_section(cells: Cells) -> Section:
                     continue
                 k = len(out) + len(figures)
                 svg = svg_figure(plot_curves, part, metric, x, None, title=f"{solver}: {metric}")
-                figures.append(f'<figure id="figure-{k}">{inline_svg(svg, f"f{k}")}<figcaption>{escape(metric)} '
-                               f"against {escape(x)} ({escape(str(solver))}), mean ± std over seeds; a red ring: "
-                               f"a point with a cell that did not converge.</figcaption></figure>")
+                figures.append(f'<figure id="figure-{k}">{inline_svg(svg, f"f{k}")}<figcaption>'
+                               f"{escape(figure_caption(part, metric, x, str(solver)))}</figcaption></figure>")
         if figures:
             out.append(f"<h3>{escape(str(solver))}</h3>" + "".join(figures))
     return Section("figures", "Figures", "".join(out) or "<p>No metric varies along a numeric grid axis.</p>")
+
+
+def figure_caption(part: pd.DataFrame, metric: str, x: str, solver: str) -> str:
+    """The caption of a report figure (:func:`~.figures.plot_curves`): what is drawn, what the error
+    bars are (clipped to [0, 1] for a bounded score, :func:`~.labels.error_bars`), and the red ring
+    only when a drawn point has a cell that did not converge."""
+    bars = "mean ± std over seeds" + (", the bars clipped to [0, 1] (a score outside it is impossible)"
+                                      if metric in BOUNDED else "")
+    drawn = part[part[x].notna()]
+    ringed = (drawn["converged"] == False).any()  # noqa: E712
+    return (f"{metric} against {x} ({solver}), {bars}"
+            + ("; a red ring: a point with a cell that did not converge." if ringed else "."))
 
 
 def convergence_key(rec: dict, names) -> str | None:
@@ -313,6 +343,37 @@ def _counted(values: list) -> str:
     return ", ".join(f"{v} ({k})" for v, k in sorted(found.items(), key=lambda vk: natural_key(vk[0])))
 
 
+def settings_section(cells: Cells) -> Section:
+    """What ran, per experiment: the dataset and n, kernel and rank, constraints generator and count,
+    solver settings and data files (sha256) as ``kernlearn show`` prints them (:func:`~.show.settings_rows`),
+    each value with its count of cells, and the grid's axes with their values."""
+    by_experiment: dict[str, list[dict]] = {}
+    for _, rec in cells.records.values():
+        by_experiment.setdefault(str(rec.get("experiment")), []).append(rec)
+    if not by_experiment:
+        return Section("settings", "Settings", "<p>No finished cells.</p>")
+    parts = []
+    for experiment in sorted(by_experiment, key=natural_key):
+        recs = by_experiment[experiment]
+        rows: dict[str, list[str]] = {}
+        for rec in recs:
+            for what, value in settings_rows(rec):
+                rows.setdefault(what, []).append(value)
+        table = [(what, _counted(values + ["–"] * (len(recs) - len(values)))) for what, values in rows.items()]
+        axes: dict[str, set] = {}
+        for rec in recs:
+            for key, value in (rec.get("grid") or {}).items():
+                axes.setdefault(key, set()).add(str(value))
+        table.append(("grid axes", "; ".join(f"{key}: {', '.join(sorted(values, key=natural_key))}"
+                                              for key, values in axes.items()) or "none (one cell per seed)"))
+        parts.append((f"<h3>{escape(experiment)}</h3>" if len(by_experiment) > 1 else "")
+                     + table_html(pd.DataFrame(table, columns=["what", f"values (cells, of {len(recs)})"]),
+                                  sortable=False))
+    return Section("settings", "Settings",
+                   "<p class=note>What the finished cells ran, as <code>kernlearn show</code> prints it for one "
+                   "cell; a value's count of cells in brackets.</p>" + "".join(parts))
+
+
 def provenance_section(cells: Cells) -> Section:
     """What made the records, in one table: commits, versions, hosts, BLAS, time and peak memory."""
     recs = [rec for _, rec in cells.records.values()]
@@ -356,8 +417,9 @@ def page(title: str, summary: str, sections: list[Section]) -> str:
 
 
 def run_sections(cells: Cells, roots: list[Path], resume: str | None = None) -> list[Section]:
-    """The sections of the records' page: tables, figures, histories, cells not in the tables, provenance."""
-    return [tables_section(cells), figures_section(cells), histories_section(cells),
+    """The sections of the records' page: settings, tables, figures, histories, cells not in the tables,
+    provenance."""
+    return [settings_section(cells), tables_section(cells), figures_section(cells), histories_section(cells),
             problems_section(cells, roots, resume), provenance_section(cells)]
 
 

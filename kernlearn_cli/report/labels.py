@@ -40,6 +40,10 @@ LABELS = {
     "cumulative_loss": "cumulative loss", "primal": "primal residual ‖V − U‖", "dual": "dual residual",
     "rho": "penalty ρ",
 }
+#: Scores bounded to [0, 1] (fractions, NMI, alignment): their error bars are clipped to the interval
+#: (:func:`error_bars`), as no cell can score outside it.
+BOUNDED = {"nmi", "pairwise_accuracy", "knn_accuracy", "knn_error", "kpca_1nn_error", "error_path", "svm_accuracy",
+           "alignment"}
 #: Markers and line styles of a figure's series, cycled (with the colours) so that no two of the first
 #: 28 series look alike, and open markers so that coinciding points of two series both show.
 MARKERS = ("o", "s", "^", "D", "v", "P", "X")
@@ -67,24 +71,53 @@ def marks_every(k: int) -> tuple[float, float]:
     return (0.025 * (k % 4), 0.1)
 
 
-def spread_caption(counts) -> str:
+def spread_caption(counts, bounded: bool = False) -> str:
     """What a figure's error bars or bands are, for its legend: ``mean ± std over 3 seeds``.
 
     Parameters
     ----------
     counts : iterable of int
         The number of cells (seeds) of each point or curve.
+    bounded : bool
+        The value is a score in [0, 1] (:data:`BOUNDED`) whose bars are clipped to it (:func:`error_bars`).
 
     Returns
     -------
     str
-        ``mean ± std over N seeds`` (``over 2–3 seeds`` when they differ), or, when every point has
-        one cell, that no spread is shown.
+        ``mean ± std over N seeds`` (``over 2–3 seeds`` when they differ; ``, clipped to [0, 1]`` for a
+        bounded score), or, when every point has one cell, that no spread is shown.
     """
     counts = sorted({int(c) for c in counts})
     if counts[-1] <= 1:
         return "one seed each (no spread shown)"
-    return f"mean ± std over {counts[0] if len(counts) == 1 else f'{counts[0]}–{counts[-1]}'} seeds"
+    return (f"mean ± std over {counts[0] if len(counts) == 1 else f'{counts[0]}–{counts[-1]}'} seeds"
+            + (", clipped to [0, 1]" if bounded else ""))
+
+
+def error_bars(mean, std, metric: str) -> np.ndarray:
+    """The lower and upper lengths (``yerr`` of ``errorbar``, shape 2 x points) of mean ± std bars: a score
+    bounded to [0, 1] (:data:`BOUNDED`) has them clipped to that interval (mean − std below 0 drawn at 0,
+    mean + std above 1 at 1); a missing std (one cell) is no bar.
+
+    Parameters
+    ----------
+    mean, std : array_like
+        Mean and standard deviation over seeds of each point.
+    metric : str
+        The value drawn.
+
+    Returns
+    -------
+    ndarray
+        ``[[below, ...], [above, ...]]``, non-negative.
+    """
+    mean = np.asarray(mean, dtype=float)
+    std = np.nan_to_num(np.asarray(std, dtype=float), nan=0.0)
+    if metric not in BOUNDED:
+        return np.array([std, std])
+    low = np.clip(mean - std, 0.0, 1.0)
+    high = np.clip(mean + std, 0.0, 1.0)
+    return np.array([np.maximum(mean - low, 0.0), np.maximum(high - mean, 0.0)])
 
 
 def log_values(values, logy: bool | None) -> bool:

@@ -110,14 +110,60 @@ def _certificate_lines(certificate: dict | None) -> list[str]:
     return [f"{'certificate' if k == 0 else '':<12}{line}" for k, line in enumerate(lines)]
 
 
+def _given(spec, skip=("name",)) -> str:
+    """The settings a config gives a component (``tol=0.001, slack=1.0``), those in ``skip`` left out."""
+    if not isinstance(spec, dict):
+        return ""
+    return ", ".join(f"{k}={json.dumps(v, default=str)}" for k, v in spec.items() if k not in skip)
+
+
+def _solver_text(spec) -> str | None:
+    """A solver's settings as its config gives them (the others at their defaults); None without one."""
+    if not isinstance(spec, dict):
+        return None
+    return (f"{spec.get('name')}: {_given(spec) or 'no setting given'}; the others at their defaults "
+            f"(`kernlearn list solvers {spec.get('name')}`)")
+
+
 def _solver_line(config: dict | None) -> list[str]:
     """The cell's solver settings as its config gives them (the others are at their defaults)."""
-    spec = (config or {}).get("solver")
-    if not isinstance(spec, dict):
-        return []
-    given = ", ".join(f"{k}={json.dumps(v, default=str)}" for k, v in spec.items() if k != "name")
-    return [f"solver      {spec.get('name')}: {given or 'no setting given'}; the others at their defaults "
-            f"(`kernlearn list solvers {spec.get('name')}`)"]
+    text = _solver_text((config or {}).get("solver"))
+    return [] if text is None else [f"solver      {text}"]
+
+
+def _with(text: str, given: str) -> str:
+    return f"{text}: {given}" if given else text
+
+
+def settings_rows(rec: dict) -> list[tuple[str, str]]:
+    """What a cell ran, as (what, text) rows: the dataset and its n, the kernel and its rank, the
+    constraints generator and its count, each with the settings the config gives it; the solver's
+    settings; the data files it read with their sha256 (12 hex digits).  ``kernlearn show`` prints
+    them for one cell, ``kernlearn report``'s Settings section counts them over the cells.
+
+    Parameters
+    ----------
+    rec : dict
+        A cell's record (``record.json``).
+
+    Returns
+    -------
+    list of (str, str)
+        ``dataset``, ``kernel``, ``constraints``, ``solver`` (when the record's config names one) and
+        ``data files`` (when the cell read any).
+    """
+    config = rec.get("config") or {}
+    count = rec.get("constraints")
+    rows = [("dataset", _with(f"{rec.get('dataset')} (n = {rec.get('n')})", _given(config.get("dataset")))),
+            ("kernel", _with(f"{rec.get('kernel')} (rank {rec.get('rank0')})", _given(config.get("kernel")))),
+            ("constraints", _with(f"{rec.get('constraints_generator')} ({count} constraint{'s' * (count != 1)})",
+                                  _given(config.get("constraints"), ("name", "count"))))]
+    solver = _solver_text(config.get("solver"))
+    rows.append(("solver", solver if solver is not None else str(rec.get("solver"))))
+    inputs = rec.get("inputs") or {}
+    if inputs:
+        rows.append(("data files", ", ".join(f"{path} (sha256 {digest[:12]})" for path, digest in inputs.items())))
+    return rows
 
 
 def describe_failure(path: Path) -> str:
@@ -151,14 +197,11 @@ def _memory_line(rec: dict) -> list[str]:
 
 
 def describe_record(rec: dict) -> str:
-    """A cell's record for a person: what ran, its solver settings, result and certificate (each
-    check), and its provenance."""
+    """A cell's record for a person: what ran (:func:`settings_rows`), its result and certificate (each
+    check), time, memory, metrics and its provenance."""
     lines = [f"cell        {rec['cell']} (experiment {rec['experiment']}, seed {rec['seed']})",
              f"grid        {json.dumps(rec.get('grid') or {}, default=str)}",
-             f"components  dataset {rec['dataset']} (n = {rec['n']}), kernel {rec.get('kernel')} (rank "
-             f"{rec['rank0']}), constraints {rec.get('constraints_generator')} ({rec['constraints']}), "
-             f"solver {rec['solver']}",
-             *_solver_line(rec.get("config")),
+             *(f"{what:<12}{text}" for what, text in settings_rows(rec)),
              f"result      objective {rec['objective']:.10g}, {rec['iterations']} iteration(s), {convergence(rec)}"
              + (f", stopped by {(rec.get('certificate') or {}).get('stopped_by')}" if rec.get("certificate") else ""),
              *_certificate_lines(rec.get("certificate")),
