@@ -75,8 +75,9 @@ def test_sweeps_auto_takes_active_from_its_count_under_the_dual_change_rule(monk
     G0, C = itml_problem(120)
     kw = dict(slack=1.0, stop="dual_change", tol=1e-3, max_sweeps=5000)
     low = solve(G0, C, **kw)                                      # c = 120 < ACTIVE_MIN_C: cyclic
+    assert cyclic.ACTIVE_MIN_C > len(C)
     assert np.array_equal(low.G, solve(G0, C, sweeps="cyclic", **kw).G)
-    assert low.info["sweeps"] == "cyclic" and "< 1,000" in low.info["sweeps_auto"]
+    assert low.info["sweeps"] == "cyclic" and f"< {cyclic.ACTIVE_MIN_C:,}" in low.info["sweeps_auto"]
     monkeypatch.setattr(cyclic, "ACTIVE_MIN_C", 100)
     capsys.readouterr()
     high = solve(G0, C, **kw)

@@ -80,7 +80,7 @@ def not_run(reason: str, *parse: str) -> Entry:
 PAPERS = ("kulis2006", "tsuda2005", "hu2013", "zhang2012", "li2009")
 #: What the quick run's table shows (collect), the tiny study's verdict and its quick settings (one count, 10,
 #: so the statement's row 30 is missing).
-QUICK_TABLE = (r"^\| +100 \| 0\.\d{4} ± 0\.\d{4} \|.*\| 3/3 +\| max_violation [\d.]+ ≤ 0\.001 +\| +3 \|$",)
+QUICK_TABLE = (r"^\| +100 \| 0\.\d{4} ± 0\.\d{4} \|.*\| 3/3 +\| (max_violation|dual_change) [\d.]+ ≤ 0\.001 +\| +3 \|$",)
 TINY_OK = r"^## tinypaper: 1 statement\(s\), 1 tested: 1 reproduced, 0 deviates$"
 TINY_QUICK = (r"^## tinypaper: 1 statement\(s\), 1 tested: 0 deviates, 1 missing$", "file:results/quick/tables/tinypaper_verdicts.csv")
 
@@ -141,7 +141,7 @@ COMMANDS = {
         not_run("a results folder and a cell id: tests/test_cli.py::test_show_prints_a_cells_provenance_that_tables_ignore"),
     "kernlearn list [KIND [NAME]]":
         run("kernlearn list", "kernlearn list solvers", "kernlearn list solvers burg",
-            expect=(r"^  svm_accuracy +Linear SVM", r"^  von_neumann +", r"^  sweeps = 'cyclic'$")),
+            expect=(r"^  svm_accuracy +Linear SVM", r"^  von_neumann +", r"^  sweeps = 'auto'$")),
     "kernlearn datasets fetch NAME":
         run(needs_mirror=True, expect=(r"^ok +\S+/data_home/iris/iris.data$",)),   # from the mirror into the test's data home
     "kernlearn datasets verify [NAME]":
