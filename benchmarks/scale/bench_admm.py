@@ -128,7 +128,7 @@ def memory():
 
 
 def main():
-    ap = argparse.ArgumentParser()
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--quick", action="store_true", help="small sizes only (smoke run)")
     ap.add_argument("--skip-table", action="store_true")
     ap.add_argument("--skip-scaling", action="store_true")

@@ -45,7 +45,7 @@ def slope(x, y):
 
 
 def main():
-    ap = argparse.ArgumentParser()
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--quick", action="store_true")
     args = ap.parse_args()
     warnings.simplefilter("ignore")

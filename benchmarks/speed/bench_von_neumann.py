@@ -135,7 +135,7 @@ def time_dense(G0, C, count):
 
 
 def main():
-    ap = argparse.ArgumentParser()
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--quick", action="store_true", help="fewer constraints (smoke run)")
     args = ap.parse_args()
     n = 2000
