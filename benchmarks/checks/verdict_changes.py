@@ -12,6 +12,10 @@ import argparse
 import io
 import subprocess
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 REPO = Path(__file__).resolve().parents[2]
 PAPERS = ("hu2013", "kulis2006", "li2009", "tsuda2005", "zhang2012")
