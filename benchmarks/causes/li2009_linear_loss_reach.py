@@ -18,14 +18,26 @@ import time
 from collections import defaultdict
 from pathlib import Path
 
-import numpy as np
 
-from kernlearn_cli.archive import Archive
-from kernlearn_cli.config import expand
-from kernlearn_cli.prepare import prepare
-from kernlearn_cli.reproduce.layout import Layout, expected_config
-from kernlearn_cli.solvers.trin import build_problem, linear_weight_sup
-from kernlearn_cli.study.reader import load_study
+def arguments(argv: list[str] | None = None) -> argparse.Namespace:
+    """The command line, parsed before the heavy imports below (``--help`` answers at once)."""
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--results", default="results")
+    ap.add_argument("--limit", type=int, default=0, help="labelings per dataset at most (0: all)")
+    return ap.parse_args(argv)
+
+
+if __name__ == "__main__":                 # --help and a bad option answered before the heavy imports
+    arguments()
+
+import numpy as np  # noqa: E402
+
+from kernlearn_cli.archive import Archive  # noqa: E402
+from kernlearn_cli.config import expand  # noqa: E402
+from kernlearn_cli.prepare import prepare  # noqa: E402
+from kernlearn_cli.reproduce.layout import Layout, expected_config  # noqa: E402
+from kernlearn_cli.solvers.trin import build_problem, linear_weight_sup  # noqa: E402
+from kernlearn_cli.study.reader import load_study  # noqa: E402
 
 EXPERIMENTS = ("table5", "table5_sonar_stage2", "table5_ionosphere_stage2", "table5_heart_stage2",
                "table5_wine_stage2")
@@ -41,10 +53,7 @@ def g_sup(cell) -> float:
 
 
 def main(argv: list[str] | None = None) -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--results", default="results")
-    ap.add_argument("--limit", type=int, default=0, help="labelings per dataset at most (0: all)")
-    args = ap.parse_args(argv)
+    args = arguments(argv)
     study = load_study(Path(__file__).resolve().parents[2] / "configs" / "papers" / "li2009" / "study.yaml")
     layout = Layout.of(Path(args.results), quick=False)
     k0 = {}

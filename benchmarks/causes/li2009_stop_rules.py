@@ -15,7 +15,19 @@ import json
 from collections import defaultdict
 from pathlib import Path
 
-import numpy as np
+
+def arguments(argv: list[str] | None = None) -> argparse.Namespace:
+    """The command line, parsed before the heavy imports below (``--help`` answers at once)."""
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("relative", type=Path)
+    ap.add_argument("absolute", type=Path)
+    return ap.parse_args(argv)
+
+
+if __name__ == "__main__":                 # --help and a bad option answered before the heavy imports
+    arguments()
+
+import numpy as np  # noqa: E402
 
 
 def records(folder: Path) -> dict:
@@ -27,10 +39,7 @@ def records(folder: Path) -> dict:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("relative", type=Path)
-    ap.add_argument("absolute", type=Path)
-    args = ap.parse_args()
+    args = arguments()
     rel, ab = records(args.relative), records(args.absolute)
     rows = defaultdict(lambda: defaultdict(list))
     for key in sorted(rel.keys() & ab.keys()):

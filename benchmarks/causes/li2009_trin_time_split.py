@@ -11,10 +11,9 @@ No solve is run (budget: seconds).
     python benchmarks/causes/li2009_trin_time_split.py
 """
 
+import argparse
 import csv
 from pathlib import Path
-
-from kernlearn_cli.archive import Archive
 
 ROOT = Path(__file__).resolve().parents[2]
 FEW, MANY = 400, 6400
@@ -22,6 +21,7 @@ FEW, MANY = 400, 6400
 
 def rows() -> list[dict]:
     """One row per gamma: iterations and CPU seconds at FEW and MANY pairs, and their ratios."""
+    from kernlearn_cli.archive import Archive
     cells = Archive.read(ROOT / "results/records/li2009/fig1_trin.jsonl.gz", "fig1_trin").records.values()
     by = {(r["grid"]["solver.gamma"], r["grid"]["constraints.count"]): r for r in cells if r["seed"] == 0}
     out = []
@@ -37,7 +37,8 @@ def rows() -> list[dict]:
     return out
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
+    argparse.ArgumentParser(description=__doc__.split("\n\n")[0]).parse_args(argv)
     table = rows()
     path = ROOT / "results/causes/li2009/trin_time_split.csv"
     with path.open("w", newline="") as f:

@@ -26,18 +26,30 @@ import time
 from collections import defaultdict
 from pathlib import Path
 
-import numpy as np
 
-from kernlearn_cli.archive import Archive
-from kernlearn_cli.config import expand
-from threadpoolctl import threadpool_limits
+def arguments(argv: list[str] | None = None) -> argparse.Namespace:
+    """The command line, parsed before the heavy imports below (``--help`` answers at once)."""
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--results", default="results", type=Path)
+    ap.add_argument("--seeds", type=int, default=10, help="labelings per data set (the study's 10)")
+    return ap.parse_args(argv)
 
-from kernlearn_cli.graph import scale_features
-from kernlearn_cli.prepare import prepare, runner_extras
-from kernlearn_cli.reproduce.layout import Layout, expected_config
-from kernlearn_cli.rng import STREAM_EVALUATE, component_rng
-from kernlearn_cli.study.reader import load_study
-from kernlearn_cli.threads import blas_threads
+
+if __name__ == "__main__":                 # --help and a bad option answered before the heavy imports
+    arguments()
+
+import numpy as np  # noqa: E402
+
+from kernlearn_cli.archive import Archive  # noqa: E402
+from kernlearn_cli.config import expand  # noqa: E402
+from threadpoolctl import threadpool_limits  # noqa: E402
+
+from kernlearn_cli.graph import scale_features  # noqa: E402
+from kernlearn_cli.prepare import prepare, runner_extras  # noqa: E402
+from kernlearn_cli.reproduce.layout import Layout, expected_config  # noqa: E402
+from kernlearn_cli.rng import STREAM_EVALUATE, component_rng  # noqa: E402
+from kernlearn_cli.study.reader import load_study  # noqa: E402
+from kernlearn_cli.threads import blas_threads  # noqa: E402
 
 METHODS = ("compare_nystrom", "compare_nystrom_prior")
 METRIC = "svm_accuracy_cv"
@@ -75,10 +87,7 @@ def lam_text(lams: list[float], grid: list[float]) -> str:
 
 
 def main(argv: list[str] | None = None) -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--results", default="results", type=Path)
-    ap.add_argument("--seeds", type=int, default=10, help="labelings per data set (the study's 10)")
-    args = ap.parse_args(argv)
+    args = arguments(argv)
     study = load_study(Path(__file__).resolve().parents[2] / "configs" / "papers" / "zhang2012" / "study.yaml")
     layout = Layout.of(args.results, quick=False)
     rows, c0 = [], time.process_time()

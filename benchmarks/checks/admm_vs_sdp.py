@@ -7,14 +7,15 @@ pairs the cells by (dataset, seed) -- the same constraints and Laplacian -- and 
 relative gap (f_ADMM - f_SDP) / |f_SDP| with the factors file's ``v_minus_u``.
 """
 
+import argparse
 import json
 import sys
 from pathlib import Path
 
-import h5py
-
 
 def load(root: Path) -> dict:
+    """``{(dataset, seed): (objective, v_minus_u, iterations)}`` of the cells under ``root``."""
+    import h5py
     out = {}
     for rec_path in sorted(root.glob("*/record.json")):
         rec = json.loads(rec_path.read_text())
@@ -23,10 +24,17 @@ def load(root: Path) -> dict:
     return out
 
 
-def main():
-    admm_dir, sdp_dir = (Path(p) for p in (sys.argv[1:3] or ["results/hu2013/sdp_check_admm",
-                                                               "results/hu2013/sdp_check_sdp"]))
-    admm, sdp = load(admm_dir), load(sdp_dir)
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("admm_dir", nargs="?", type=Path, default=Path("results/hu2013/sdp_check_admm"),
+                    help="result folder of sdp_check_admm.yaml (default: %(default)s)")
+    ap.add_argument("sdp_dir", nargs="?", type=Path, default=Path("results/hu2013/sdp_check_sdp"),
+                    help="result folder of sdp_check_sdp.yaml (default: %(default)s)")
+    args = ap.parse_args(argv)
+    admm, sdp = load(args.admm_dir), load(args.sdp_dir)
+    if not admm.keys() & sdp.keys():
+        sys.exit(f"no cell (dataset, seed) with a record.json in both {args.admm_dir} and {args.sdp_dir}: "
+                 "run `make hu2013-sdp-check` first, or name the two result folders")
     print(f"{'dataset':>14} {'seed':>4} {'f_ADMM':>12} {'f_SDP':>12} {'rel. gap':>10} {'||V-U||':>9} {'iters':>6}")
     gaps = []
     for key in sorted(admm.keys() & sdp.keys()):

@@ -20,12 +20,27 @@ import argparse
 import time
 import warnings
 
-import numpy as np
 
-from kernlearn_cli.errors import InfeasibleError
-from kernlearn_cli.registry import constraints as generators, datasets, kernels, solvers
-from kernlearn_cli.rng import STREAM_CONSTRAINTS, component_rng
-from kernlearn_cli.types import KINDS
+def arguments(argv: list[str] | None = None) -> argparse.Namespace:
+    """The command line, parsed before the heavy imports below (``--help`` answers at once)."""
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--counts", default="100,150,200,250,320")
+    ap.add_argument("--seeds", type=int, default=4)
+    ap.add_argument("--max-sweeps", type=int, default=10000, help="burg, von_neumann")
+    ap.add_argument("--db-sweeps", type=int, default=1000, help="definiteboost: max_steps = this x constraints")
+    ap.add_argument("--solvers", default="burg,von_neumann,definiteboost")
+    return ap.parse_args(argv)
+
+
+if __name__ == "__main__":                 # --help and a bad option answered before the heavy imports
+    arguments()
+
+import numpy as np  # noqa: E402
+
+from kernlearn_cli.errors import InfeasibleError  # noqa: E402
+from kernlearn_cli.registry import constraints as generators, datasets, kernels, solvers  # noqa: E402
+from kernlearn_cli.rng import STREAM_CONSTRAINTS, component_rng  # noqa: E402
+from kernlearn_cli.types import KINDS  # noqa: E402
 
 
 def matrices(G0, C):
@@ -60,13 +75,7 @@ def farkas_holds(G0, C, cert) -> bool:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--counts", default="100,150,200,250,320")
-    ap.add_argument("--seeds", type=int, default=4)
-    ap.add_argument("--max-sweeps", type=int, default=10000, help="burg, von_neumann")
-    ap.add_argument("--db-sweeps", type=int, default=1000, help="definiteboost: max_steps = this x constraints")
-    ap.add_argument("--solvers", default="burg,von_neumann,definiteboost")
-    args = ap.parse_args()
+    args = arguments()
     ds = datasets.get("pendigits").func(digits=[3, 8, 9], n=317, subset_seed=0)
     G0 = kernels.get("linear").func(ds)
     trace = float(np.sum(G0 * G0))

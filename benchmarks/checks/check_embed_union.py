@@ -17,18 +17,27 @@ import sys
 import tempfile
 from pathlib import Path
 
-import h5py
-import numpy as np
-import yaml
 
-from kernlearn_cli.kernels import rbf, rbf_bandwidth
-from kernlearn_cli.types import Dataset
+def arguments(argv: list[str] | None = None) -> argparse.Namespace:
+    """The command line, parsed before the heavy imports below (``--help`` answers at once)."""
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--workdir", type=Path, default=None, help="keep the run here (default: a temporary folder)")
+    return ap.parse_args(argv)
+
+
+if __name__ == "__main__":                 # --help and a bad option answered before the heavy imports
+    arguments()
+
+import h5py  # noqa: E402
+import numpy as np  # noqa: E402
+import yaml  # noqa: E402
+
+from kernlearn_cli.kernels import rbf, rbf_bandwidth  # noqa: E402
+from kernlearn_cli.types import Dataset  # noqa: E402
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--workdir", type=Path, default=None, help="keep the run here (default: a temporary folder)")
-    args = ap.parse_args()
+    args = arguments()
     with tempfile.TemporaryDirectory() as tmp:
         work = args.workdir or Path(tmp)
         work.mkdir(parents=True, exist_ok=True)

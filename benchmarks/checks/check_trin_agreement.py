@@ -17,7 +17,19 @@ import sys
 import warnings
 from pathlib import Path
 
-import numpy as np
+
+def arguments(argv: list[str] | None = None) -> argparse.Namespace:
+    """The command line, parsed before the heavy imports below (``--help`` answers at once)."""
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--n", type=int, default=300)
+    ap.add_argument("--rev", default="main", help="the git revision of the older trin.py")
+    return ap.parse_args(argv)
+
+
+if __name__ == "__main__":                 # --help and a bad option answered before the heavy imports
+    arguments()
+
+import numpy as np  # noqa: E402
 
 BENCHMARKS = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(BENCHMARKS / "scale"), str(BENCHMARKS / "speed")]   # bench_trin_memory's blobs, bench_trin_regression's old_trin
@@ -30,10 +42,7 @@ from test_trin import laplacian_factor  # noqa: E402
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--n", type=int, default=300)
-    ap.add_argument("--rev", default="main", help="the git revision of the older trin.py")
-    args = ap.parse_args()
+    args = arguments()
     warnings.simplefilter("ignore")
     old = old_trin(args.rev)
     G0, C = setting(args.n)

@@ -10,14 +10,18 @@ blocks the math fixes (burg); this prints every block, von Neumann's too, where 
 equivalent (docs/solvers.md, "Inductive use").
 """
 
+import argparse
 import sys
 import tempfile
 import warnings
 from pathlib import Path
 
-import numpy as np
-from sklearn.datasets import load_iris
-from sklearn.utils.estimator_checks import check_estimator
+if __name__ == "__main__":                 # the usage before the heavy imports (scikit-learn, the tests' harness)
+    argparse.ArgumentParser(description=__doc__.split("\n\n")[0]).parse_args()
+
+import numpy as np  # noqa: E402
+from sklearn.datasets import load_iris  # noqa: E402
+from sklearn.utils.estimator_checks import check_estimator  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tests"))
 import test_embed as E  # noqa: E402

@@ -15,9 +15,21 @@ import argparse
 import warnings
 
 
-from kernlearn_cli.registry import constraints as generators, datasets
-from kernlearn_cli.rng import STREAM_CONSTRAINTS, STREAM_SOLVER, component_rng
-from kernlearn_cli.solvers.nystrom import nystrom_prior
+def arguments(argv: list[str] | None = None) -> argparse.Namespace:
+    """The command line, parsed before the heavy imports below (``--help`` answers at once)."""
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--dataset", default="sonar")
+    ap.add_argument("--seeds", type=int, default=3)
+    ap.add_argument("--lams", default="1e-5,1e-4,1e-3,1e-2,1")
+    return ap.parse_args(argv)
+
+
+if __name__ == "__main__":                 # --help and a bad option answered before the heavy imports
+    arguments()
+
+from kernlearn_cli.registry import constraints as generators, datasets  # noqa: E402
+from kernlearn_cli.rng import STREAM_CONSTRAINTS, STREAM_SOLVER, component_rng  # noqa: E402
+from kernlearn_cli.solvers.nystrom import nystrom_prior  # noqa: E402
 
 
 def reference(S0, El, Kl, lam) -> float:
@@ -33,11 +45,7 @@ def reference(S0, El, Kl, lam) -> float:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--dataset", default="sonar")
-    ap.add_argument("--seeds", type=int, default=3)
-    ap.add_argument("--lams", default="1e-5,1e-4,1e-3,1e-2,1")
-    args = ap.parse_args()
+    args = arguments()
     ds = datasets.get(args.dataset).func()
     bad = 0
     print(f"{args.dataset}: {'lambda':>8} {'seed':>4} {'converged':>9} {'iterations':>10} {'bound':>9} {'excess':>9}")

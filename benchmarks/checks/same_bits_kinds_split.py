@@ -8,6 +8,7 @@ once per tree and compare the files bit for bit:
     python benchmarks/checks/same_bits_kinds_split.py --compare old.npz new.npz
 """
 
+import argparse
 import sys
 
 import numpy as np
@@ -63,13 +64,28 @@ def run() -> dict:
     return out
 
 
-if __name__ == "__main__":
-    if sys.argv[1] == "--compare":
-        a, b = np.load(sys.argv[2]), np.load(sys.argv[3])
+def arguments(argv: list[str] | None = None) -> argparse.Namespace:
+    """The command line: the .npz to write, or ``--compare OLD NEW``."""
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0].replace("\n", " "))
+    ap.add_argument("output", nargs="?", help="the .npz to write this tree's arrays to (an option is never one)")
+    ap.add_argument("--compare", nargs=2, metavar=("OLD", "NEW"), help="compare two written .npz bit for bit")
+    args = ap.parse_args(argv)
+    if (args.output is None) == (args.compare is None):
+        ap.error("give either the .npz to write or --compare OLD NEW")
+    return args
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = arguments(argv)
+    if args.compare:
+        a, b = np.load(args.compare[0]), np.load(args.compare[1])
         assert sorted(a.files) == sorted(b.files), set(a.files) ^ set(b.files)
         differ = [k for k in a.files if a[k].tobytes() != b[k].tobytes()]
         print(f"{len(a.files)} arrays compared, {len(differ)} differ: {differ}")
-        sys.exit(1 if differ else 0)
-    if len(sys.argv) != 2 or sys.argv[1].startswith("-"):
-        sys.exit(__doc__)                  # an option is never a file name (a '--help.npz' was once written)
-    np.savez(sys.argv[1], **run())
+        return 1 if differ else 0
+    np.savez(args.output, **run())
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

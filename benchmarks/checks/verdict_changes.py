@@ -6,12 +6,16 @@ its rule then and now (statements matched by their place in the paper, ``where``
     python benchmarks/checks/verdict_changes.py cf04d9e li2009     # one
 """
 
+from __future__ import annotations
+
+import argparse
 import io
 import subprocess
-import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import pandas as pd
+if TYPE_CHECKING:
+    import pandas as pd
 
 REPO = Path(__file__).resolve().parents[2]
 PAPERS = ("hu2013", "kulis2006", "li2009", "tsuda2005", "zhang2012")
@@ -19,6 +23,7 @@ PAPERS = ("hu2013", "kulis2006", "li2009", "tsuda2005", "zhang2012")
 
 def verdicts_at(rev: str | None, paper: str) -> pd.DataFrame:
     """The paper's verdict table at ``rev`` (None: the working tree), context rows left out."""
+    import pandas as pd
     path = f"results/tables/{paper}_verdicts.csv"
     text = (REPO / path).read_text() if rev is None else subprocess.run(
         ["git", "show", f"{rev}:{path}"], cwd=REPO, capture_output=True, text=True, check=True).stdout
@@ -47,5 +52,20 @@ def main(base: str, papers) -> None:
             print(f"  gone #{o['statement']}: {o['verdict']} — {w[:110]}")
 
 
+def arguments(argv: list[str] | None = None) -> argparse.Namespace:
+    """The command line: the git revision to compare with, and the papers (default: every one)."""
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0].replace("\n", " "))
+    ap.add_argument("base", metavar="REV", help="git revision whose verdict tables are the 'before'")
+    ap.add_argument("papers", metavar="PAPER", nargs="*",
+                    help=f"papers to compare (default: all of {', '.join(PAPERS)})")
+    args = ap.parse_args(argv)
+    unknown = sorted(set(args.papers) - set(PAPERS))
+    if unknown:
+        ap.error(f"unknown paper {', '.join(unknown)}: valid are {', '.join(PAPERS)}")
+    args.papers = args.papers or list(PAPERS)
+    return args
+
+
 if __name__ == "__main__":
-    main(sys.argv[1], sys.argv[2:] or PAPERS)
+    ARGS = arguments()
+    main(ARGS.base, ARGS.papers)

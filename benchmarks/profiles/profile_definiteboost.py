@@ -36,6 +36,20 @@ import argparse  # noqa: E402
 import time  # noqa: E402
 import types  # noqa: E402
 
+
+def arguments(argv: list[str] | None = None) -> argparse.Namespace:
+    """The command line, parsed before the heavy imports below (``--help`` answers at once)."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--n", type=int, default=10000)
+    parser.add_argument("--c", type=int, default=10000)
+    parser.add_argument("--r", type=int, default=16)
+    parser.add_argument("--steps", type=int, default=2000)
+    return parser.parse_args(argv)
+
+
+if __name__ == "__main__":                 # --help and a bad option answered before the heavy imports
+    arguments()
+
 import numba as nb  # noqa: E402
 
 import numpy as np  # noqa: E402
@@ -114,12 +128,7 @@ def matmul_rate(m: int, k: int, nn: int) -> float:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--n", type=int, default=10000)
-    parser.add_argument("--c", type=int, default=10000)
-    parser.add_argument("--r", type=int, default=16)
-    parser.add_argument("--steps", type=int, default=2000)
-    args = parser.parse_args()
+    args = arguments()
     n, c, r, steps = args.n, args.c, args.r, args.steps
     G0, C = instance(n, c, r)
     P = prepared(G0, C)

@@ -19,11 +19,14 @@ import os
 os.environ.setdefault("NUMBA_NUM_THREADS", "1")
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
+import argparse  # noqa: E402
+import math  # noqa: E402
 import sys  # noqa: E402
 import time  # noqa: E402
-
-import math  # noqa: E402
 from pathlib import Path  # noqa: E402
+
+if __name__ == "__main__":                 # the usage before the heavy imports (numba, the compiled kernels)
+    argparse.ArgumentParser(description=__doc__.split("\n\n")[0]).parse_args()
 
 import numpy as np  # noqa: E402
 

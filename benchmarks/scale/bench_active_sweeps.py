@@ -23,6 +23,26 @@ import argparse  # noqa: E402
 import time  # noqa: E402
 import warnings  # noqa: E402
 
+
+def arguments(argv: list[str] | None = None) -> argparse.Namespace:
+    """The command line, parsed before the heavy imports below (``--help`` answers at once)."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("n", type=int, help="points = constraints")
+    parser.add_argument("--r", type=int, default=64, help="dimension = rank of the linear K0 (64)")
+    parser.add_argument("--tol", type=float, default=1e-3, help="dual-change tolerance (1e-3)")
+    parser.add_argument("--solver", choices=["burg", "von_neumann", "both"], default="both")
+    parser.add_argument("--slack", type=float, default=1.0, help="slack gamma (1)")
+    parser.add_argument("--max-sweeps", type=int, default=20000)
+    parser.add_argument("--progress", type=int, default=0, metavar="K",
+                        help="print the dual change and CPU seconds every K sweeps (0: never)")
+    parser.add_argument("--schedules", default="cyclic,active",
+                        help="comma-separated schedules to run (cyclic,active); 'active' alone where cyclic is out of budget")
+    return parser.parse_args(argv)
+
+
+if __name__ == "__main__":                 # --help and a bad option answered before the heavy imports
+    arguments()
+
 import numpy as np  # noqa: E402
 from threadpoolctl import threadpool_limits  # noqa: E402
 
@@ -61,18 +81,7 @@ def last_change(res) -> str:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("n", type=int, help="points = constraints")
-    parser.add_argument("--r", type=int, default=64, help="dimension = rank of the linear K0 (64)")
-    parser.add_argument("--tol", type=float, default=1e-3, help="dual-change tolerance (1e-3)")
-    parser.add_argument("--solver", choices=["burg", "von_neumann", "both"], default="both")
-    parser.add_argument("--slack", type=float, default=1.0, help="slack gamma (1)")
-    parser.add_argument("--max-sweeps", type=int, default=20000)
-    parser.add_argument("--progress", type=int, default=0, metavar="K",
-                        help="print the dual change and CPU seconds every K sweeps (0: never)")
-    parser.add_argument("--schedules", default="cyclic,active",
-                        help="comma-separated schedules to run (cyclic,active); 'active' alone where cyclic is out of budget")
-    args = parser.parse_args()
+    args = arguments()
     names = ["burg", "von_neumann"] if args.solver == "both" else [args.solver]
     G0, C = problem(args.n, args.r)
     warm_G0, warm_C = problem(200, args.r)

@@ -28,6 +28,20 @@ import time  # noqa: E402
 import warnings  # noqa: E402
 from pathlib import Path  # noqa: E402
 
+
+def arguments(argv: list[str] | None = None) -> argparse.Namespace:
+    """The command line, parsed before the heavy imports below (``--help`` answers at once)."""
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--quick", action="store_true", help="small sizes only (smoke run)")
+    ap.add_argument("--skip-table", action="store_true")
+    ap.add_argument("--skip-scaling", action="store_true")
+    ap.add_argument("--skip-memory", action="store_true")
+    return ap.parse_args(argv)
+
+
+if __name__ == "__main__":                 # --help and a bad option answered before the heavy imports
+    arguments()
+
 import numpy as np  # noqa: E402
 
 from kernlearn_cli.builtins import load_builtins  # noqa: E402
@@ -128,12 +142,7 @@ def memory():
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--quick", action="store_true", help="small sizes only (smoke run)")
-    ap.add_argument("--skip-table", action="store_true")
-    ap.add_argument("--skip-scaling", action="store_true")
-    ap.add_argument("--skip-memory", action="store_true")
-    args = ap.parse_args()
+    args = arguments()
     warnings.simplefilter("ignore")
     load_builtins()
     if not args.skip_table:

@@ -12,19 +12,28 @@ wall and CPU seconds of the kernel call, the factor's rank, the residual trace t
 import argparse
 import time
 
-from threadpoolctl import threadpool_limits
 
-from kernlearn_cli.kernels import rbf
-from kernlearn_cli.registry import datasets
-from kernlearn_cli.resources import PeakMemory
-
-
-def main() -> None:
+def arguments(argv: list[str] | None = None) -> argparse.Namespace:
+    """The command line, parsed before the heavy imports below (``--help`` answers at once)."""
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("n", type=int, nargs="+")
     ap.add_argument("--d", type=int, default=20)
     ap.add_argument("--rank", type=int, default=64)
-    args = ap.parse_args()
+    return ap.parse_args(argv)
+
+
+if __name__ == "__main__":                 # --help and a bad option answered before the heavy imports
+    arguments()
+
+from threadpoolctl import threadpool_limits  # noqa: E402
+
+from kernlearn_cli.kernels import rbf  # noqa: E402
+from kernlearn_cli.registry import datasets  # noqa: E402
+from kernlearn_cli.resources import PeakMemory  # noqa: E402
+
+
+def main() -> None:
+    args = arguments()
     for n in args.n:
         ds = datasets.get("two_gaussians").func(n=n, dim=args.d)
         with threadpool_limits(1), PeakMemory() as mem:

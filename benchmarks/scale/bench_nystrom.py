@@ -20,6 +20,17 @@ import time  # noqa: E402
 import tracemalloc  # noqa: E402
 import warnings  # noqa: E402
 
+
+def arguments(argv: list[str] | None = None) -> argparse.Namespace:
+    """The command line, parsed before the heavy imports below (``--help`` answers at once)."""
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--quick", action="store_true")
+    return ap.parse_args(argv)
+
+
+if __name__ == "__main__":                 # --help and a bad option answered before the heavy imports
+    arguments()
+
 import numpy as np  # noqa: E402
 
 from kernlearn_cli.constraints.labeled import labeled_subset  # noqa: E402
@@ -45,9 +56,7 @@ def slope(x, y):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--quick", action="store_true")
-    args = ap.parse_args()
+    args = arguments()
     warnings.simplefilter("ignore")
     ns = [5000, 10000, 20000] if args.quick else [10000, 20000, 50000, 100000, 200000]
     print(f"nystrom_prior vs nystrom, m = {M} landmarks, 100 labeled, two Gaussians in 10-D (one core)")

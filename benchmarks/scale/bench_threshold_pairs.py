@@ -15,10 +15,23 @@ import time
 import types
 from pathlib import Path
 
-import numpy as np
 
-from kernlearn_cli.constraints.threshold import threshold_pairs
-from kernlearn_cli.resources import PeakMemory
+def arguments(argv: list[str] | None = None) -> argparse.Namespace:
+    """The command line, parsed before the heavy imports below (``--help`` answers at once)."""
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("n", type=int, nargs="+")
+    ap.add_argument("--rev", default="5c12826^", help="the revision of the all-pairs scan")
+    ap.add_argument("--old-up-to", type=int, default=40000, help="largest n the old scan runs at")
+    return ap.parse_args(argv)
+
+
+if __name__ == "__main__":                 # --help and a bad option answered before the heavy imports
+    arguments()
+
+import numpy as np  # noqa: E402
+
+from kernlearn_cli.constraints.threshold import threshold_pairs  # noqa: E402
+from kernlearn_cli.resources import PeakMemory  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -35,11 +48,7 @@ def old_threshold_pairs(rev: str):
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("n", type=int, nargs="+")
-    ap.add_argument("--rev", default="5c12826^", help="the revision of the all-pairs scan")
-    ap.add_argument("--old-up-to", type=int, default=40000, help="largest n the old scan runs at")
-    args = ap.parse_args()
+    args = arguments()
     old = old_threshold_pairs(args.rev)
     data = types.SimpleNamespace(name="points")
     for n in args.n:

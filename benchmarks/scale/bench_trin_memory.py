@@ -30,8 +30,25 @@ import sys
 import time
 from pathlib import Path
 
-import numpy as np
-from threadpoolctl import threadpool_limits
+
+def arguments(argv: list[str] | None = None) -> argparse.Namespace:
+    """The command line, parsed before the heavy imports below (``--help`` answers at once)."""
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--n", default="2000,5000")
+    ap.add_argument("--max-path-iter", type=int, default=6, help="Newton iterations over the path at most")
+    ap.add_argument("--rev", default="main", help="the git revision of the older trin.py")
+    ap.add_argument("--trust-norm", default="frobenius", choices=("frobenius", "natural"))
+    ap.add_argument("--threads", type=int, default=1, help="BLAS threads (CPU seconds are summed over them)")
+    ap.add_argument("--verbose", action="store_true", help="print each Newton iteration's seconds as it ends")
+    ap.add_argument("--solvers", default="old,new", help="old (--rev's trin.py), new (this tree's trin), pr_cg (this tree's), comma-separated")
+    return ap.parse_args(argv)
+
+
+if __name__ == "__main__":                 # --help and a bad option answered before the heavy imports
+    arguments()
+
+import numpy as np  # noqa: E402
+from threadpoolctl import threadpool_limits  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "speed"))   # bench_trin_regression's old_trin
 from bench_trin_regression import old_trin  # noqa: E402
@@ -84,15 +101,7 @@ def measure(solver, G0, C, max_path_iter: int, trust_norm: str = "frobenius", ve
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--n", default="2000,5000")
-    ap.add_argument("--max-path-iter", type=int, default=6, help="Newton iterations over the path at most")
-    ap.add_argument("--rev", default="main", help="the git revision of the older trin.py")
-    ap.add_argument("--trust-norm", default="frobenius", choices=("frobenius", "natural"))
-    ap.add_argument("--threads", type=int, default=1, help="BLAS threads (CPU seconds are summed over them)")
-    ap.add_argument("--verbose", action="store_true", help="print each Newton iteration's seconds as it ends")
-    ap.add_argument("--solvers", default="old,new", help="old (--rev's trin.py), new (this tree's trin), pr_cg (this tree's), comma-separated")
-    args = ap.parse_args()
+    args = arguments()
     table = {"old": old_trin(args.rev) if "old" in args.solvers else None, "new": trin, "pr_cg": pr_cg}
     return_freed_memory()
     print("| n | solver | peak / (8 n²) bytes | peak GB | Newton iterations | per-γ objectives: max rel. diff "

@@ -10,11 +10,22 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from kernlearn_cli.archive import Archive
-from kernlearn_cli.config import expand
-from kernlearn_cli.reproduce.layout import Layout, expected_config
-from kernlearn_cli.study.budget import labelings_by_budget
-from kernlearn_cli.study.reader import load_study
+
+def arguments(argv: list[str] | None = None) -> argparse.Namespace:
+    """The command line, parsed before the heavy imports below (``--help`` answers at once)."""
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--results", default="results")
+    return ap.parse_args(argv)
+
+
+if __name__ == "__main__":                 # --help and a bad option answered before the heavy imports
+    arguments()
+
+from kernlearn_cli.archive import Archive  # noqa: E402
+from kernlearn_cli.config import expand  # noqa: E402
+from kernlearn_cli.reproduce.layout import Layout, expected_config  # noqa: E402
+from kernlearn_cli.study.budget import labelings_by_budget  # noqa: E402
+from kernlearn_cli.study.reader import load_study  # noqa: E402
 
 BUDGET = 4 * 3600.0                 # the whole study, CPU seconds on this 2-core machine
 STAGE2 = "_stage2"                  # stage 2's experiments end so; every other experiment is stage 1's
@@ -43,9 +54,7 @@ def cpu(record: dict) -> float:
 
 
 def main(argv: list[str] | None = None) -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--results", default="results")
-    args = ap.parse_args(argv)
+    args = arguments(argv)
     study = load_study(Path(__file__).resolve().parents[2] / "configs" / "papers" / "li2009" / "study.yaml")
     layout = Layout.of(Path(args.results), quick=False)
     spent, costs, most, untested = 0.0, {}, {}, []

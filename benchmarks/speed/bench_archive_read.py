@@ -13,7 +13,18 @@ import argparse
 import time
 from pathlib import Path
 
-from kernlearn_cli.archive import Archive, current_id
+
+def arguments(argv: list[str] | None = None) -> argparse.Namespace:
+    """The command line, parsed before the heavy imports below (``--help`` answers at once)."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeats", type=int, default=3)
+    return parser.parse_args(argv)
+
+
+if __name__ == "__main__":                 # --help and a bad option answered before the heavy imports
+    arguments()
+
+from kernlearn_cli.archive import Archive, current_id  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2] / "results" / "records"
 
@@ -30,9 +41,7 @@ def read_all(files: list[Path], rekey: bool) -> int:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--repeats", type=int, default=3)
-    args = parser.parse_args()
+    args = arguments()
     files = sorted(ROOT.glob("*/*.jsonl.gz"))
     read_all(files, rekey=True)                       # imports and registries loaded once, outside the timing
     spent = {False: [], True: []}

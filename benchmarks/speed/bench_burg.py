@@ -31,6 +31,20 @@ import platform  # noqa: E402
 import sys  # noqa: E402
 import time  # noqa: E402
 
+
+def arguments(argv: list[str] | None = None) -> argparse.Namespace:
+    """The command line, parsed before the heavy imports below (``--help`` answers at once)."""
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--quick", action="store_true", help="short timings (smoke run)")
+    ap.add_argument("--ranks", type=int, nargs="+", default=[16, 64, 256])
+    ap.add_argument("--n", type=int, default=2000, help="number of points (cost does not depend on it)")
+    ap.add_argument("--seed", type=int, default=0)
+    return ap.parse_args(argv)
+
+
+if __name__ == "__main__":                 # --help and a bad option answered before the heavy imports
+    arguments()
+
 import numpy as np  # noqa: E402
 from threadpoolctl import threadpool_info, threadpool_limits  # noqa: E402
 
@@ -211,12 +225,7 @@ def describe_environment():
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--quick", action="store_true", help="short timings (smoke run)")
-    ap.add_argument("--ranks", type=int, nargs="+", default=[16, 64, 256])
-    ap.add_argument("--n", type=int, default=2000, help="number of points (cost does not depend on it)")
-    ap.add_argument("--seed", type=int, default=0)
-    args = ap.parse_args(argv)
+    args = arguments(argv)
     min_time = 0.05 if args.quick else 0.5
     repeats = 3
     pool = 20_000 if args.quick else 200_000     # distinct constraints per rank

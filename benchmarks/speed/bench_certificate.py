@@ -22,6 +22,17 @@ import argparse  # noqa: E402
 import time  # noqa: E402
 import warnings  # noqa: E402
 
+
+def arguments(argv: list[str] | None = None) -> argparse.Namespace:
+    """The command line, parsed before the heavy imports below (``--help`` answers at once)."""
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--quick", action="store_true")
+    return ap.parse_args(argv)
+
+
+if __name__ == "__main__":                 # --help and a bad option answered before the heavy imports
+    arguments()
+
 import numpy as np  # noqa: E402
 from threadpoolctl import threadpool_limits  # noqa: E402
 
@@ -91,9 +102,7 @@ def timed(name, args, kw, repeats):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--quick", action="store_true")
-    args = ap.parse_args()
+    args = arguments()
     warnings.simplefilter("ignore")
     repeats = 1 if args.quick else 3
     print("certificate cost per solve (one core, best of %d)" % repeats)

@@ -17,9 +17,23 @@ alone (``long`` rows: 2000 trials) shows how its time per trial grows as W leave
 (about 2 min): the differences after a long run.
 """
 
+import argparse
 import os
-import sys
 import time
+
+
+def arguments(argv: list[str] | None = None) -> argparse.Namespace:
+    """The command line: ``--quick`` or ``--agreement`` (neither: every size)."""
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    which = ap.add_mutually_exclusive_group()
+    which.add_argument("--quick", action="store_true", help="n = 250, 500 only")
+    which.add_argument("--agreement", action="store_true",
+                       help="both updates over 20,000 trials at n = 250, K0 = I (about 2 min)")
+    return ap.parse_args(argv)
+
+
+if __name__ == "__main__":                 # the usage before the heavy imports (scikit-learn, numba)
+    ARGS = arguments()
 
 os.environ.setdefault("NUMBA_NUM_THREADS", "1")
 
@@ -87,14 +101,14 @@ def problem(n: int, count: int):
     return G_ref, C, factorize(rbf_kernel_matrix(X, sigma) + 0.1 * np.eye(n), rank_tol=0)
 
 
-def main():
+def main(args: argparse.Namespace) -> None:
     print(f"{'n':>5} {'K0':>8} {'trials':>6} {'eigh ms/trial':>13} {'lanczos ms/trial':>16} {'ratio':>6} "
           f"{'final eigh s':>12} {'steps/trial':>11} {'max rel dy':>10} {'rel d loss':>10} {'rel d K':>8}")
-    if "--agreement" in sys.argv:                  # the long run of both, n = 250
+    if args.agreement:                  # the long run of both, n = 250
         G_ref, C, _ = problem(250, AGREEMENT)
         compare(250, "identity", np.eye(250), C, G_ref, AGREEMENT)
         return
-    for n in [250, 500] if "--quick" in sys.argv else list(SIZES):
+    for n in [250, 500] if args.quick else list(SIZES):
         G_ref, C, dense = problem(n, LONG)
         for k0, G0 in (("identity", np.eye(n)), ("dense", dense)):
             compare(n, k0, G0, C, G_ref, SIZES[n])
@@ -105,4 +119,4 @@ def main():
 
 if __name__ == "__main__":
     with threadpool_limits(limits=1):              # as in a cell (KERNLEARN_BLAS_THREADS = 1)
-        main()
+        main(ARGS)

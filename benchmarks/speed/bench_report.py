@@ -29,6 +29,18 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
+
+
+def arguments(argv: list[str] | None = None) -> argparse.Namespace:
+    """The command line, parsed before the heavy imports below (``--help`` answers at once)."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--cells", type=int, default=1000, help="Cells of the synthetic folder.")
+    return parser.parse_args(argv)
+
+
+if __name__ == "__main__":                 # --help and a bad option answered before the heavy imports
+    arguments()
+
 sys.path.insert(0, str(REPO))
 
 from kernlearn_cli.report.html import report_html  # noqa: E402
@@ -85,9 +97,7 @@ def li2009_page(root: Path):
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--cells", type=int, default=1000, help="Cells of the synthetic folder.")
-    args = parser.parse_args()
+    args = arguments()
     quick = REPO / "results" / "quick_iris_burg"
     if not quick.is_dir():
         sys.exit(f"{quick} not found: run `make run` (kernlearn run configs/quick.yaml) first.")

@@ -18,14 +18,30 @@ from __future__ import annotations
 import argparse
 import time
 
-import numpy as np
-from threadpoolctl import threadpool_limits
-
-from kernlearn_cli.registry import constraints, datasets, kernels
-from kernlearn_cli.solvers.trin import pr_cg, trin
-
 DATASETS = {"breast_cancer_wisconsin": {"missing": "impute"}, "sonar": {}, "ionosphere": {}, "heart": {},
             "wine": {}}
+
+
+def arguments(argv: list[str] | None = None) -> argparse.Namespace:
+    """The command line, parsed before the heavy imports below (``--help`` answers at once)."""
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--datasets", default=",".join(DATASETS))
+    ap.add_argument("--alphas", default="2,4,8,16,32,64,128,0")
+    ap.add_argument("--max-iter", type=int, default=10000, help="per gamma (the paper stops CG at 10000)")
+    ap.add_argument("--stop", default="absolute", choices=["absolute", "relative"], help="solver.stop")
+    ap.add_argument("--no-cg", action="store_true", help="trin only")
+    ap.add_argument("--cold-pc", action="store_true", help="preconditioned pr_cg on the cold baseline too")
+    return ap.parse_args(argv)
+
+
+if __name__ == "__main__":                 # --help and a bad option answered before the heavy imports
+    arguments()
+
+import numpy as np  # noqa: E402
+from threadpoolctl import threadpool_limits  # noqa: E402
+
+from kernlearn_cli.registry import constraints, datasets, kernels  # noqa: E402
+from kernlearn_cli.solvers.trin import pr_cg, trin  # noqa: E402
 
 
 def setting(name: str):
@@ -43,14 +59,7 @@ def run(solver, G0, C, alpha: float, max_iter: int, stop: str, **extra):
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--datasets", default=",".join(DATASETS))
-    ap.add_argument("--alphas", default="2,4,8,16,32,64,128,0")
-    ap.add_argument("--max-iter", type=int, default=10000, help="per gamma (the paper stops CG at 10000)")
-    ap.add_argument("--stop", default="absolute", choices=["absolute", "relative"], help="solver.stop")
-    ap.add_argument("--no-cg", action="store_true", help="trin only")
-    ap.add_argument("--cold-pc", action="store_true", help="preconditioned pr_cg on the cold baseline too")
-    args = ap.parse_args()
+    args = arguments()
     alphas = [float(a) for a in args.alphas.split(",")]
     print("| dataset | alpha | trin iter | trin s | pr_cg iter | pr_cg s | pr_cg / trin time "
           "| preconditioned pr_cg iter | s | / trin time | objective gap |")

@@ -27,14 +27,33 @@ import time
 from pathlib import Path
 from unittest import mock
 
-import numpy as np
-from threadpoolctl import threadpool_limits
-
-from kernlearn_cli.registry import constraints, datasets, kernels, solvers
-from kernlearn_cli.solvers.trin import trin
-
 DATASETS = {"breast_cancer_wisconsin": {"missing": "impute"}, "heart": {}, "wine": {}, "sonar": {},
             "ionosphere": {}}
+GRAPHS = {"hoi": {"neighbors": 5, "bandwidth": "half_mean", "sigma_neighbors": 10},
+          "former": {"neighbors": 10, "bandwidth": "edge_mean"}}
+
+
+def arguments(argv: list[str] | None = None) -> argparse.Namespace:
+    """The command line, parsed before the heavy imports below (``--help`` answers at once)."""
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--datasets", default=",".join(DATASETS))
+    ap.add_argument("--graphs", default="hoi,former", help="K0's graph: " + ", ".join(GRAPHS))
+    ap.add_argument("--alphas", default="16,0")
+    ap.add_argument("--rev", default="9893b93^", help="the reference revision of trin.py")
+    ap.add_argument("--repeat", type=int, default=1, help="runs per solver and cell; the least CPU time is kept")
+    ap.add_argument("--max-iter", type=int, default=10000, help="iterations per gamma at most")
+    return ap.parse_args(argv)
+
+
+if __name__ == "__main__":                 # --help and a bad option answered before the heavy imports
+    arguments()
+
+import numpy as np  # noqa: E402
+from threadpoolctl import threadpool_limits  # noqa: E402
+
+from kernlearn_cli.registry import constraints, datasets, kernels, solvers  # noqa: E402
+from kernlearn_cli.solvers.trin import trin  # noqa: E402
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -66,10 +85,6 @@ def old_trin(rev: str):
     return _load(rev, "kernlearn_cli/solvers/trin.py", "kernlearn_cli.solvers._trin_old", own_modules).trin
 
 
-GRAPHS = {"hoi": {"neighbors": 5, "bandwidth": "half_mean", "sigma_neighbors": 10},
-          "former": {"neighbors": 10, "bandwidth": "edge_mean"}}
-
-
 def setting(name: str, graph: str):
     ds = datasets.get(name).func(**DATASETS.get(name, {}))
     G0 = kernels.get("laplacian_pinv").func(ds, scale_features="standard", **GRAPHS[graph])
@@ -85,14 +100,7 @@ def run(solver, G0, C, alpha: float, max_iter: int):
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--datasets", default=",".join(DATASETS))
-    ap.add_argument("--graphs", default="hoi,former", help="K0's graph: " + ", ".join(GRAPHS))
-    ap.add_argument("--alphas", default="16,0")
-    ap.add_argument("--rev", default="9893b93^", help="the reference revision of trin.py")
-    ap.add_argument("--repeat", type=int, default=1, help="runs per solver and cell; the least CPU time is kept")
-    ap.add_argument("--max-iter", type=int, default=10000, help="iterations per gamma at most")
-    args = ap.parse_args()
+    args = arguments()
     old = old_trin(args.rev)
     print("| dataset | graph | alpha | iter old | iter new | CG old | CG new | CPU s old | CPU s new | new / old "
           "| ms per CG step old | new | rel. objective diff |")

@@ -66,17 +66,39 @@ import time
 import warnings
 from pathlib import Path
 
-import numpy as np
-from threadpoolctl import threadpool_limits
-
-from kernlearn_cli.registry import constraints, datasets, kernels
-from kernlearn_cli.rng import STREAM_CONSTRAINTS, component_rng
-from kernlearn_cli.solvers._trin_problem import itml_loss
-from kernlearn_cli.solvers.burg import burg
-from kernlearn_cli.solvers.trin import trin
-from kernlearn_cli.types import KIND_CODE, Constraints
-
 PAPER_GAMMAS = "1e-4,1e-3,1e-2,1e-1,1,1e1,1e2,1e3,1e4"
+
+
+def arguments(argv: list[str] | None = None) -> argparse.Namespace:
+    """The command line, parsed before the heavy imports below (``--help`` answers at once)."""
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--counts", default="400,800,6400", help="numbers of random pairs (paper: 400,800,6400)")
+    ap.add_argument("--gammas", default="1e-2,1,1e2", help=f"loss weights (paper: {PAPER_GAMMAS})")
+    ap.add_argument("--trials", type=int, default=1, help="random draws of pairs per count (paper: 20)")
+    ap.add_argument("--max-sweeps", type=int, default=8000, help="burg sweep cap (paper: 8000)")
+    ap.add_argument("--max-iter", type=int, default=1000, help="trin Newton iteration cap")
+    ap.add_argument("--tol", type=float, default=1e-3)
+    ap.add_argument("--stop", choices=("dual_change", "certified"), default="dual_change",
+                    help="burg's stopping rule (dual_change: the ITML code's)")
+    ap.add_argument("--trust-norm", choices=("frobenius", "natural"), default="frobenius")
+    ap.add_argument("--scale", choices=("standard", "none"), default="standard", help="feature scaling")
+    ap.add_argument("--seed", type=int, default=0, help="the first trial's seed (trial t: seed + t)")
+    ap.add_argument("--figure", type=Path, default=Path("benchmarks/speed/figures/li2009_fig1_spambase.png"))
+    return ap.parse_args(argv)
+
+
+if __name__ == "__main__":                 # --help and a bad option answered before the heavy imports
+    arguments()
+
+import numpy as np  # noqa: E402
+from threadpoolctl import threadpool_limits  # noqa: E402
+
+from kernlearn_cli.registry import constraints, datasets, kernels  # noqa: E402
+from kernlearn_cli.rng import STREAM_CONSTRAINTS, component_rng  # noqa: E402
+from kernlearn_cli.solvers._trin_problem import itml_loss  # noqa: E402
+from kernlearn_cli.solvers.burg import burg  # noqa: E402
+from kernlearn_cli.solvers.trin import trin  # noqa: E402
+from kernlearn_cli.types import KIND_CODE, Constraints  # noqa: E402
 
 
 def factor(scale: str):
@@ -130,20 +152,7 @@ def flag(runs):
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--counts", default="400,800,6400", help="numbers of random pairs (paper: 400,800,6400)")
-    ap.add_argument("--gammas", default="1e-2,1,1e2", help=f"loss weights (paper: {PAPER_GAMMAS})")
-    ap.add_argument("--trials", type=int, default=1, help="random draws of pairs per count (paper: 20)")
-    ap.add_argument("--max-sweeps", type=int, default=8000, help="burg sweep cap (paper: 8000)")
-    ap.add_argument("--max-iter", type=int, default=1000, help="trin Newton iteration cap")
-    ap.add_argument("--tol", type=float, default=1e-3)
-    ap.add_argument("--stop", choices=("dual_change", "certified"), default="dual_change",
-                    help="burg's stopping rule (dual_change: the ITML code's)")
-    ap.add_argument("--trust-norm", choices=("frobenius", "natural"), default="frobenius")
-    ap.add_argument("--scale", choices=("standard", "none"), default="standard", help="feature scaling")
-    ap.add_argument("--seed", type=int, default=0, help="the first trial's seed (trial t: seed + t)")
-    ap.add_argument("--figure", type=Path, default=Path("benchmarks/speed/figures/li2009_fig1_spambase.png"))
-    args = ap.parse_args()
+    args = arguments()
     counts = [int(c) for c in args.counts.split(",")]
     gammas = [float(g) for g in args.gammas.split(",")]
 

@@ -29,6 +29,17 @@ import argparse  # noqa: E402
 import math  # noqa: E402
 import time  # noqa: E402
 
+
+def arguments(argv: list[str] | None = None) -> argparse.Namespace:
+    """The command line, parsed before the heavy imports below (``--help`` answers at once)."""
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--quick", action="store_true", help="fewer constraints (smoke run)")
+    return ap.parse_args(argv)
+
+
+if __name__ == "__main__":                 # --help and a bad option answered before the heavy imports
+    arguments()
+
 import numpy as np  # noqa: E402
 from threadpoolctl import threadpool_limits  # noqa: E402
 
@@ -135,9 +146,7 @@ def time_dense(G0, C, count):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--quick", action="store_true", help="fewer constraints (smoke run)")
-    args = ap.parse_args()
+    args = arguments()
     n = 2000
     print("von Neumann vs Burg projections (Kulis et al. 2006, Alg. 2 vs Alg. 1), one core")
     print(f"n = {n}; first sweep from K0 over equality distance constraints (every projection moves);"
