@@ -269,14 +269,15 @@ def _old_records():
 
     from kernlearn_cli.config import expand
 
-    # burg's sweeps pinned to cyclic, its default then: the id the config had then, without the key
-    cfg = {**CONFIG, "solver": {**CONFIG["solver"], "sweeps": "cyclic"}, "grid": {"solver.slack": [1, 10], "seed": [0]}}
+    # burg's sweeps and order pinned to their defaults then: the id the config had then, without the keys
+    cfg = {**CONFIG, "solver": {**CONFIG["solver"], "sweeps": "cyclic", "order": "fixed"},
+           "grid": {"solver.slack": [1, 10], "seed": [0]}}
     cells = expand(cfg)
     float_cell = expand({**cfg, "grid": {"solver.slack": [1.0], "seed": [0]}})[0]   # the same cell, written 1.0
     assert float_cell.id == cells[0].id
 
     def old_id(cell):                       # the former Cell.id: raw grid values, hash of the raw config
-        then = {**cell.config, "solver": {k: v for k, v in cell.config["solver"].items() if k != "sweeps"}}
+        then = {**cell.config, "solver": {k: v for k, v in cell.config["solver"].items() if k not in ("sweeps", "order")}}
         digest = hashlib.sha256(json.dumps(then, sort_keys=True, separators=(",", ":"),
                                            default=str).encode()).hexdigest()[:10]
         return f"slack-{cell.grid_values['solver.slack']}_seed-0_{digest}"

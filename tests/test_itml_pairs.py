@@ -168,7 +168,8 @@ def test_standardized_out_of_sample_rows_use_the_training_means_and_stds(rank):
 
 def test_a_setting_left_at_its_default_keeps_the_cell_id():
     base = {"name": "x", "seed": 0, "dataset": {"name": "iris"}, "constraints": {"name": "random_pairs", "count": 10},
-            "solver": {"name": "burg", "sweeps": "cyclic"}, "evaluate": []}   # cyclic: the default then
+            "solver": {"name": "burg", "sweeps": "cyclic", "order": "fixed"},  # the defaults then
+            "evaluate": []}
     plain = Cell(0, {**base, "kernel": {"name": "linear"}})
     assert "standardize" not in plain.validated["kernel"]
     # the id of this config before `standardize` existed (kernlearn 9b4a85c)
