@@ -108,3 +108,17 @@ def test_the_shuffled_order_is_the_streams_and_reaches_the_fixed_orders_solution
     assert a.info["projections"] == a.iterations * len(C)                      # every constraint, every sweep
     assert abs(a.objective - fixed.objective) <= 1e-4 * abs(fixed.objective)
     assert a.iterations < fixed.iterations if name == "burg" else a.iterations <= 1.5 * fixed.iterations
+
+
+@pytest.mark.parametrize("name", ["burg", "von_neumann"])
+def test_stop_gap_ends_within_the_certified_gap(name):
+    G0, C = itml(400, 16)
+    solve = solvers.get(name).func
+    res = solve(G0, C, slack=1.0, stop="gap", tol=1e-8, max_sweeps=100000)
+    cert = res.certificate
+    assert res.converged and set(cert["checks"]) == {"relative_duality_gap"}
+    assert -1e-12 <= cert["figures"]["relative_duality_gap"] <= 1e-8       # non-negative up to rounding
+    loose = solve(G0, C, slack=1.0, stop="dual_change", tol=1e-3, max_sweeps=100000)
+    assert res.iterations >= loose.iterations
+    with pytest.raises(Exception, match="stop 'gap'.*finite solver.slack"):
+        solve(G0, C, stop="gap")

@@ -323,15 +323,15 @@ ACTIVE_MIN_C = 4000
 
 def sweep_schedule(method: str, sweeps: str, stop: str, c: int) -> tuple[str, str]:
     """(schedule, why) of solver ``method``: ``sweeps`` itself (why empty) unless it is ``auto``, which
-    takes ``active`` under ``stop: dual_change`` with at least :data:`ACTIVE_MIN_C` constraints and
+    takes ``active`` under ``stop: dual_change`` or ``gap`` with at least :data:`ACTIVE_MIN_C` constraints and
     ``cyclic`` otherwise, says so in one line when it takes ``active``, and gives the reason to record."""
     if sweeps != "auto":
         return sweeps, ""
-    if stop != "dual_change":
+    if stop == "certified":
         return "cyclic", "stop 'certified': every sweep visits every constraint"
     if c < ACTIVE_MIN_C:
         return "cyclic", f"c = {c:,} < {ACTIVE_MIN_C:,} constraints"
-    why = f"c = {c:,} >= {ACTIVE_MIN_C:,} constraints under stop 'dual_change'"
+    why = f"c = {c:,} >= {ACTIVE_MIN_C:,} constraints under stop '{stop}'"
     from ..progress import announce
 
     announce(f"solver {method}: sweeps 'auto' takes the active schedule ({why}; between full sweeps only the "
@@ -353,14 +353,15 @@ def reduced_slacks(values: np.ndarray, constraints: Constraints) -> np.ndarray:
 
 
 def check_schedule(stop: str, sweeps: str, slack: float, slack_if_infeasible: float | None) -> None:
-    """Refuse ``stop: dual_change`` without a finite slack and ``sweeps: active`` without it
-    (settings of ``burg`` and ``von_neumann``)."""
-    if stop == "dual_change" and (math.isinf(slack) or slack_if_infeasible is not None):
-        raise ConfigError("solver.stop 'dual_change' (ITML's rule: the dual change alone) needs a finite "
-                          f"solver.slack and no slack_if_infeasible; got slack {slack:g}: hard constraints must be "
-                          "met to feas_tol (stop 'certified').")
-    if sweeps == "active" and stop != "dual_change":
-        raise ConfigError("solver.sweeps 'active' needs stop 'dual_change' (and a finite slack): with hard "
+    """Refuse ``stop: dual_change`` or ``gap`` without a finite slack and ``sweeps: active`` without one
+    of them (settings of ``burg`` and ``von_neumann``)."""
+    if stop in ("dual_change", "gap") and (math.isinf(slack) or slack_if_infeasible is not None):
+        rule = ("ITML's rule: the dual change alone" if stop == "dual_change"
+                else "the certified gap, whose primal minimises the slacks out")
+        raise ConfigError(f"solver.stop '{stop}' ({rule}) needs a finite solver.slack and no slack_if_infeasible; "
+                          f"got slack {slack:g}: hard constraints must be met to feas_tol (stop 'certified').")
+    if sweeps == "active" and stop not in ("dual_change", "gap"):
+        raise ConfigError("solver.sweeps 'active' needs stop 'dual_change' or 'gap' (and a finite slack): with hard "
                           "constraints the sweeps must visit every constraint to certify feasibility.")
 
 
@@ -407,7 +408,7 @@ class SubsetSweeps:
 
 def run_sweeps(sweep, lam, constraints: Constraints, *, name: str, tol: float, feas_tol: float,
                max_sweeps: int, hard: bool, certify_every: int, violation, farkas, callback=None,
-               after_sweep=None, feasible: bool = True, active_set: bool = False):
+               after_sweep=None, feasible: bool = True, active_set: bool = False, gap=None):
     """Cyclic sweeps until the dual change is <= ``tol`` and every constraint is met to ``feas_tol``
     (with ``feasible`` False: until the dual change is <= ``tol``, the rule of the authors' ITML
     code, which stops on it alone).
@@ -478,16 +479,23 @@ def run_sweeps(sweep, lam, constraints: Constraints, *, name: str, tol: float, f
         if callback is not None:
             callback(count, dual_change=Checked(change, tol),
                      max_violation=Checked(maxviol, feas_tol) if feasible else maxviol)
+        if gap is not None and (change <= tol or count % certify_every == 0):
+            t0 = time.perf_counter()
+            certified = gap()              # the relative gap F(K) - g(lambda): a bound, over every constraint
+            check_seconds += time.perf_counter() - t0
+            if certified <= tol:
+                stopped_by = "tolerance"
+                break
         if active_set:                     # a settled active phase is checked by a full sweep
             settled, full = change <= tol, subset is None
-            if settled and full:
+            if settled and full and gap is None:
                 stopped_by = "tolerance"
                 break
             if settled or full:
                 positive = np.flatnonzero(lam > 0)
                 subset = None if settled or positive.size in (0, len(lam)) else positive
             continue
-        if change <= tol and not feasible:
+        if change <= tol and not feasible and gap is None:
             stopped_by = "tolerance"
             break
         if change <= tol and maxviol <= feas_tol:
@@ -509,11 +517,13 @@ def run_sweeps(sweep, lam, constraints: Constraints, *, name: str, tol: float, f
 
 def bregman_certificate(values: np.ndarray, constraints: Constraints, lam: np.ndarray, bhat: np.ndarray, *,
                         slack: float, tol: float, feas_tol: float, dual_changes: np.ndarray, stopped_by: str,
-                        primal: float, dual: float, sweeps: int, feasible: bool = True) -> Certificate:
+                        primal: float, dual: float, sweeps: int, feasible: bool = True,
+                        gap_rule: bool = False) -> Certificate:
     """Checks (largest relative violation of the slack-adjusted bounds, the last sweep's dual change:
     0 after no sweep, lambda = 0 unchanged) and figures (complementarity max |lambda_i (x_i - bhat_i)|,
     duality gap, slack used) of a Bregman result. With ``feasible`` False (ITML's rule, the dual
-    change alone) the violation is a figure, not a check."""
+    change alone) the violation is a figure, not a check; with ``gap_rule`` (``stop: gap``) the one check is
+    the relative duality gap, a bound on the distance to the optimum (:func:`reduced_slacks`)."""
     last_change = float(dual_changes[-1]) if len(dual_changes) else 0.0
     viol = relative_violations(values, constraints, bhat)
     figures = {"complementarity": float(np.max(np.abs(lam * (values - bhat)))),
@@ -523,6 +533,12 @@ def bregman_certificate(values: np.ndarray, constraints: Constraints, lam: np.nd
     if math.isfinite(slack):
         figures["slack_used"] = float(np.max(np.abs(bhat - constraints.bound) / np.maximum(np.abs(constraints.bound),
                                                                                              1e-12)))
+    if gap_rule:
+        figures.update(max_violation=float(viol.max()), dual_change=last_change)
+        return Certificate(rule="relative duality gap (F(K) - g(lambda)) / max(1, |F(K)|) <= tol, F the primal with "
+                                "the slacks minimised out",
+                           checks={"relative_duality_gap": (figures["relative_duality_gap"], tol)}, figures=figures,
+                           stopped_by=stopped_by)
     if not feasible:
         figures["max_violation"] = float(viol.max())
         return Certificate(rule="dual change <= tol (the ITML code's rule; the violation is not checked)",
