@@ -380,7 +380,11 @@ def embed(run_dir: Path = typer.Argument(..., help="Cell folder of a finished ru
           new_data: Path = typer.Argument(..., help="Features of new points: .npy, .csv or .txt (n_new x d)."),
           output: Optional[Path] = typer.Option(None, "--output", "-o",
                                                 help="Where to write the rows (.npy; default RUN_DIR/embed_<name>.npy).")):
-    """Factor rows of new points for the kernel learned by an inductive solver (listed below)."""
+    """Factor rows of new points for the kernel learned by an inductive solver (listed below).
+
+    A cell whose input files changed since it was computed (their sha256 differ from its record, as
+    run, collect and report check) is refused: compute it again with `kernlearn run`.
+    """
     from .embed import embed as embed_
 
     typer.echo(str(embed_(run_dir, new_data, output)))

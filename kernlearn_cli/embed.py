@@ -30,8 +30,10 @@ from .data.user import existing_file, read_matrix
 from .errors import DataError
 from .factors import FACTORS, read_factors
 from .inductive import OUT_OF_SAMPLE, inductive_text, transform_through_initial
+from .inputs import changed_inputs, describe_changes
+from .records import RECORD, read_record
+from .results import EXPERIMENT_FILE
 from .solvers.nystrom import factor_rows, psd_sqrt
-
 
 
 def _new_points(new_data: Path) -> np.ndarray:
@@ -64,6 +66,30 @@ def initial_rows(config: dict, X_new: np.ndarray, G0: np.ndarray, where: str) ->
     return OUT_OF_SAMPLE[kernel](ds, X_new, G0, **bound["kernel"][1])
 
 
+def check_inputs(run_dir: Path) -> None:
+    """Refuse a cell whose input files (its record's ``inputs``: path -> sha256) differ now from the
+    files it was computed from, as ``run``, ``collect`` and ``report`` see it
+    (:func:`~kernlearn_cli.inputs.changed_inputs`): its learned kernel belongs to the training points
+    as they were, so rows mapped through the points as they are now would be meaningless (shuffled rows,
+    same shape) or fail on a count of points (appended rows).  A cell without a readable record (or
+    without ``inputs``: catalogue data, pinned by its MANIFEST sha256) is not checked."""
+    run_dir = Path(run_dir)
+    try:
+        record = read_record(run_dir / RECORD)
+    except ValueError:
+        return
+    if not (changed := changed_inputs(record)):
+        return
+    out = run_dir.parent
+    config = (f"the config that made it, recorded in {out / EXPERIMENT_FILE}" if (out / EXPERIMENT_FILE).is_file()
+              else "the config that made it")
+    files, was, now = ("files", "they were", "they are") if len(changed) > 1 else ("file", "it was", "it is")
+    raise DataError(f"embed: {run_dir}: {describe_changes({run_dir.name: changed})} The cell was computed from "
+                    f"the {files} as {was}, so its learned kernel does not belong to the data now. Compute the "
+                    f"cell again from the {files} as {now} now, `kernlearn run CONFIG --out {out}` (CONFIG: "
+                    f"{config}), then embed; or put the recorded {files} back. Nothing was written.")
+
+
 def embed_rows(factors: Path, X_new: np.ndarray) -> np.ndarray:
     """The learned factor's rows of new points ``X_new`` (n_new × d) for the cell of ``factors``."""
     with h5py.File(factors, "r") as f:
@@ -87,10 +113,12 @@ def embed_rows(factors: Path, X_new: np.ndarray) -> np.ndarray:
 
 def embed(run_dir: Path, new_data: Path, out: Path | None = None) -> Path:
     """Write the factor rows of the points in ``new_data`` (.npy, .csv, .txt) for the learned
-    kernel of ``run_dir`` (a cell folder holding factors.h5); returns the .npy written."""
+    kernel of ``run_dir`` (a cell folder holding factors.h5); returns the .npy written.  A cell whose
+    input files changed since it was computed is refused first (:func:`check_inputs`)."""
     factors = Path(run_dir) / FACTORS
     if not factors.is_file():
         raise DataError(f"embed: {factors} not found; give a cell folder of a finished run (it holds {FACTORS}).")
+    check_inputs(run_dir)
     X = _new_points(new_data)
     G = embed_rows(factors, X)
     out = Path(out) if out is not None else Path(run_dir) / f"embed_{Path(new_data).stem}.npy"

@@ -119,3 +119,30 @@ def test_transductive_kernels_and_solvers_are_refused(tmp_path, points):
     np.save(tmp_path / "bad.npy", X[N_TRAIN:45, :3])
     proc = kernlearn("embed", cell, tmp_path / "bad.npy")
     assert proc.returncode != 0 and "Traceback" not in proc.stderr
+
+
+@pytest.mark.parametrize("edit", ["shuffled", "appended", None])
+def test_a_cell_whose_training_file_changed_is_refused(tmp_path, points, edit):
+    """The cell's record holds the sha256 of the files it read; ``embed`` compares them with the files
+    now, as ``run``, ``collect`` and ``report`` do, before it reads any data: rows shuffled (same shape,
+    which otherwise gave rows ~10³ times too large, exit 0) or rows appended (which otherwise blamed the
+    labels: "40 labels for 45 points") are one paragraph naming the file, exit 2, nothing written."""
+    X, y = points
+    cell, _ = fit(tmp_path, "train", X[:N_TRAIN], y[:N_TRAIN], {"name": "rbf", "sigma": 0.6})
+    features = tmp_path / "train" / "X.npy"
+    before = read_factors(cell / "factors.h5")["G"]
+    if edit == "shuffled":
+        np.save(features, X[:N_TRAIN][np.random.default_rng(3).permutation(N_TRAIN)])
+    elif edit == "appended":
+        np.save(features, X[:N_TRAIN + 5])
+    np.save(tmp_path / "new.npy", X[:N_TRAIN])
+    proc = kernlearn("embed", cell, tmp_path / "new.npy", "-o", tmp_path / "rows.npy")
+    if edit is None:
+        assert proc.returncode == 0, proc.stderr
+        assert rel(np.load(tmp_path / "rows.npy"), before) <= 1e-10
+        return
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    message = " ".join(proc.stderr.split())
+    assert f"'{features}' has changed" in message and "labels for" not in message
+    assert "kernlearn run CONFIG" in message and "experiment.yaml" in message
+    assert not (tmp_path / "rows.npy").exists() and not list(cell.glob("embed_*"))
