@@ -6,7 +6,6 @@ score's error bars within [0, 1], and the red ring in the caption only when a ce
 import hashlib
 import json
 import re
-import shutil
 from pathlib import Path
 
 import numpy as np
