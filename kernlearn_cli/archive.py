@@ -34,8 +34,10 @@ SUFFIX = ".jsonl.gz"
 FORMAT = 2
 #: Record keys not compared: provenance, timings and peak memory differ between two runs of one cell without the
 #: result differing; the histories (archived beside some records) come from the same run as the rest;
-#: ``index`` is where the cell sits in its grid, which reordering the grid changes (not its id).
-VOLATILE = ("provenance", "seconds", "cpu_seconds", "peak_rss_bytes", "history", "index")
+#: ``index`` is where the cell sits in its grid, which reordering the grid changes (not its id); ``config`` is
+#: compared through the cell id, the hash of its validated settings, so a config that pins a setting's former
+#: default (:meth:`~kernlearn_cli.registry.Entry.digest_params`) holds the same cell.
+VOLATILE = ("provenance", "seconds", "cpu_seconds", "peak_rss_bytes", "history", "index", "config")
 #: Keys of a record's ``info`` that are timings.
 VOLATILE_INFO_SUFFIX = "seconds"
 

@@ -10,7 +10,7 @@ Compared, bit for bit: every key of the record but its provenance (which holds t
 :mod:`kernlearn_cli.codehash`), its timings (``seconds``, ``cpu_seconds``, ``peak_rss_bytes``, the ``info``
 keys ending in ``seconds``, the certificate's ``seconds``) and ``index`` -- that is the metrics,
 ``objective``, ``iterations``, ``converged``, the certificate, ``info``, ``n``, ``rank0``,
-``constraints``, the dataset, solver and config -- and the per-iteration ``history`` where the archive
+``constraints``, the dataset and solver, the config through the cell id -- and the per-iteration ``history`` where the archive
 keeps one (as archived: 6 significant digits).  Two records are bit-identical when their canonical JSON
 texts are equal (floats printed with ``repr``, which round-trips every double).  A cell that differs is
 listed with its differing keys and both values, marked ``rounding`` when every difference is within
@@ -33,7 +33,9 @@ from pathlib import Path
 import numpy as np
 
 #: Record keys left out of the comparison: what differs between two runs of one cell without the result differing.
-NOT_COMPARED = ("provenance", "seconds", "cpu_seconds", "peak_rss_bytes", "index")
+#: ``config`` is compared through the cell id (``cell``), the hash of its validated settings: a config that pins
+#: a setting's former default (:meth:`~kernlearn_cli.registry.Entry.digest_params`) is the same cell.
+NOT_COMPARED = ("provenance", "seconds", "cpu_seconds", "peak_rss_bytes", "index", "config")
 #: A cell's archived cost when its record names none (seconds).
 FLOOR_SECONDS = 0.05
 

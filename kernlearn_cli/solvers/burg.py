@@ -184,7 +184,7 @@ def burg(G0: np.ndarray, constraints: Constraints, *, tol: Positive = 1e-3, feas
     if slack_if_infeasible is not None:          # hard where feasible, slack where certified infeasible
         return hard_else_slack(
             lambda gamma: burg(G0, constraints, tol=tol, feas_tol=feas_tol, max_sweeps=max_sweeps, slack=gamma,
-                               certify_every=certify_every, order=order, rng=rng, callback=callback),
+                               certify_every=certify_every, sweeps=sweeps, order=order, rng=rng, callback=callback),
             constraints, slack, slack_if_infeasible, "burg")
     require_constraints("burg", constraints)
     sweeps, why = sweep_schedule("burg", sweeps, stop, len(constraints))

@@ -177,10 +177,9 @@ def von_neumann(G0: np.ndarray, constraints: Constraints, *, tol: Positive = 1e-
         (:func:`~kernlearn_cli.solvers._cyclic.run_sweeps`). Other iterates than ``cyclic``, the
         same stopping rule.
     order : {"fixed", "shuffled"}
-        ``shuffled`` (default): every sweep visits the constraints in a new permutation drawn from
-        ``rng`` (:class:`~kernlearn_cli.solvers._cyclic.SubsetSweeps`); 13-41 sweeps where the fixed order
-        took 429-20,000 on ITML\'s problem at n = c = 10⁴ (docs/scale.md). ``fixed``: in their given order
-        every sweep (Kulis et al. 2006, Alg. 2); other iterates, the same stopping rule.
+        As ``burg``'s: ``shuffled`` (default), a new permutation from ``rng`` every sweep; ``fixed``, the
+        given order (Alg. 2). On ITML's problem at slack 1 both take 8-9 sweeps; at slack 100 (400 points)
+        the shuffled order took 22-36 where the fixed one took 151-168 (docs/scale.md).
     rng : numpy.random.Generator, optional
         The cell's solver stream (the runner passes it); None: ``default_rng(0)``.
     callback : callable, optional
@@ -208,7 +207,7 @@ def von_neumann(G0: np.ndarray, constraints: Constraints, *, tol: Positive = 1e-
     if slack_if_infeasible is not None:          # hard where feasible, slack where certified infeasible
         return hard_else_slack(
             lambda gamma: von_neumann(G0, constraints, tol=tol, feas_tol=feas_tol, max_sweeps=max_sweeps, slack=gamma,
-                               certify_every=certify_every, order=order, rng=rng, callback=callback),
+                               certify_every=certify_every, sweeps=sweeps, order=order, rng=rng, callback=callback),
             constraints, slack, slack_if_infeasible, "von_neumann")
     require_constraints("von_neumann", constraints)
     refuse_zero_distances("von_neumann", G0, constraints)
