@@ -120,6 +120,26 @@ def phase(label: str, text: str):
         PHASES.end(token)
 
 
+def phase_step(done: int, total: int, unit: str) -> None:
+    """The running phase has done ``done`` of ``total`` equal steps (``unit``, e.g. ``fold``): its
+    line (:func:`phase`) gains ``fold 3 of 20, about 1m05s left`` (the mean time of the steps done
+    times the steps left) and is said now."""
+    with PHASES.lock:
+        cur = PHASES.current
+        if cur is None:
+            return
+        base = cur[1].split(" | ")[0]
+        elapsed = time.monotonic() - cur[2]
+        left = elapsed / done * (total - done) if done else None
+        cur[1] = f"{base} | {unit} {done} of {total}" + (f", about {clock(left)} left" if left is not None else "")
+        label, text = cur[0], cur[1]
+        due = elapsed >= PHASE_FIRST
+        if due:
+            cur[3] = time.monotonic()
+    if due:
+        PHASES.say(f"    [{label}] {text}, {clock(elapsed)}")
+
+
 def announce(line: str) -> None:
     """A line now, where the phases' lines go (above the bar of a run in this process, else stderr)."""
     PHASES.say(line)
