@@ -59,3 +59,21 @@ def test_progress_line_per_fold_with_time_left(monkeypatch):
     folds = [line for line in lines if "fold" in line]
     assert any("fold 4 of 4" in line for line in folds)
     assert any("fold 1 of 4, about" in line and "left" in line for line in folds)
+
+
+def test_plan_estimates_knn_accuracy():
+    """knn_accuracy declares its cost (kernlearn plan counts it): linear in n above the sample threshold."""
+    from kernlearn_cli.config import Cell
+    from kernlearn_cli.estimates import estimate
+    from kernlearn_cli.resources import Sized
+
+    _, _, small, _ = knn.knn_cost(Sized((100_000, 64)))
+    _, _, large, _ = knn.knn_cost(Sized((200_000, 64)))
+    assert large == 2 * small                                  # the test half is a 10,000-point sample
+    _, _, whole, _ = knn.knn_cost(Sized((10_000, 64)))
+    assert whole == 2 * 5000 * 5000 * 64 * 10 / knn.KNN_RATE   # quadratic below it
+    cell = Cell(0, {"name": "e", "seed": 0, "dataset": {"name": "iris"}, "kernel": {"name": "linear"},
+                    "constraints": {"name": "idealized_pairs", "count": 10},
+                    "solver": {"name": "burg"}, "evaluate": [{"name": "knn_accuracy", "repeats": 4}]})
+    est = estimate(cell)
+    assert est["evaluate_seconds"] == knn.knn_cost(Sized((150, 4)), repeats=4)[2]

@@ -7,6 +7,7 @@ import numpy as np
 from ..params import PositiveInt
 from ..progress import phase_step
 from ..registry import Checks, evaluators
+from ..resources import DOUBLE, estimated
 from ._common import require_labels, seed_from
 
 
@@ -15,9 +16,27 @@ from ._common import require_labels, seed_from
 #: many were scored.  Above every archived study's n (a few thousand points; a fold tests n / 2), so their
 #: results are unchanged; at n = 200,000 it makes a fold's brute-force search 10x cheaper.
 TEST_POINTS = 10_000
+#: (training points x test points x rank) per second of scikit-learn's brute-force 5-NN search, one BLAS
+#: thread (measured on the reference machine, docs/scale.md "Evaluators against n": 8.6e-11 s at n = 50,000
+#: scoring whole halves, 8.3e-11 s at n = 200,000 scoring 10,000 points a fold).
+KNN_RATE = 1.2e10
+
+
+def knn_cost(G, ds=None, *, rng=None, k: int = 5, repeats: int = 10) -> tuple[str, float, float, str]:
+    """(what, bytes, seconds, instead) of :func:`knn_accuracy` (:func:`~kernlearn_cli.resources.estimated`):
+    2 x ``repeats`` folds, each n/2 training points against min(n/2, :data:`TEST_POINTS`) test points in
+    r dimensions at :data:`KNN_RATE`; memory: scikit-learn's distance chunks (its working memory, 1 GB at
+    most) and the copies of the two halves."""
+    n, r = np.shape(G)[0], (np.shape(G)[1] if len(np.shape(G)) > 1 else 1)
+    train, test = n - n // 2, min(n // 2, TEST_POINTS)
+    seconds = 2 * repeats * train * test * r / KNN_RATE
+    return (f"evaluating 'knn_accuracy': {2 * repeats} folds of {test} test points against {train} training points",
+            float(min(1e9, DOUBLE * test * train) + DOUBLE * n * r), seconds,
+            "Fewer repeats (evaluate: [{name: knn_accuracy, repeats: 3}]) cost proportionally less.")
 
 
 @evaluators.register("knn_accuracy", metrics=("knn_accuracy",), checks=Checks(alternatives={"k": 1, "repeats": 3}))
+@estimated(knn_cost)
 def knn_accuracy(G: np.ndarray, ds, *, rng, k: PositiveInt = 5, repeats: PositiveInt = 10) -> dict:
     """k-NN accuracy (Kulis et al. 2006, Sec. 6): 50/50 split, 2-fold cross-validation, repeated.
 
