@@ -18,7 +18,9 @@ def estimate(cell: Cell, where: str = "config") -> dict | None:
     :class:`~kernlearn_cli.resources.Sized` stand-ins for G0 and the constraints (their count is the
     generator's ``count`` when it has one).  Returns ``bytes`` (the larger of the two steps),
     ``seconds`` (K0 plus the solver, or K0 alone when the solver's time is per ``per``),
-    ``per_seconds`` and ``per`` (e.g. one sweep), or None when neither step has an estimate.
+    ``per_seconds`` and ``per`` (e.g. one sweep), ``evaluate_seconds`` (the evaluators that declare a
+    cost, e.g. :func:`~kernlearn_cli.evaluate.knn.knn_cost`; counted in ``seconds``), or None when no
+    step has an estimate.
     """
     from .kernels import factor_cost
     from .resources import DOUBLE, PROCESS_BYTES, Sized, UnknownSize
@@ -45,7 +47,21 @@ def estimate(cell: Cell, where: str = "config") -> dict | None:
                 out["per"], out["per_seconds"] = solver.func.cost_per, seconds
             else:
                 out["seconds"] += seconds
-    if kernel or cost is not None:
+    evaluated = 0.0
+    for ev, ev_params in bound.get("evaluate", []):        # evaluators that declare a cost (knn_accuracy)
+        ev_cost = getattr(ev.func, "cost", None)
+        if ev_cost is None:
+            continue
+        try:
+            _, nbytes, seconds, _ = ev_cost(Sized((ds.n, rank)), None, **ev_params)
+        except UnknownSize:
+            continue
+        out["bytes"] = max(out["bytes"], DOUBLE * ds.n * rank + nbytes)   # beside the learned factor
+        evaluated += seconds
+    if evaluated:
+        out["seconds"] += evaluated
+        out["evaluate_seconds"] = evaluated
+    if kernel or cost is not None or evaluated:
         out["bytes"] += PROCESS_BYTES + DOUBLE * ds.n * d    # the process itself and the dataset
         return out
     return None

@@ -23,9 +23,10 @@ from .errors import ConfigError, located
 from .factors import PATH_FILE, factors_image, share_initial_factor
 from .inputs import changed_inputs
 from .prepare import Prepared, prepare
-from .progress import phase
+from .progress import announce, phase
 from .provenance import code_provenance, environment_provenance
-from .records import RECORD, cell_state, read_record, write_cell
+from .records import PENDING, RECORD, cell_state, read_record, write_cell, write_pending
+from .types import SolverResult
 from .refusals import warn_if_already_met
 from .resources import PeakMemory
 from .rng import STREAM_EVALUATE, component_rng
@@ -87,11 +88,31 @@ def _run_cell(cell: Cell, out_dir: Path, *, where: str, force: bool, progress: C
         if progress is not None and "callback" in inspect.signature(solver.func).parameters:
             extra["callback"] = progress
         ds, constraints = prep.dataset, prep.constraints
-        t0, c0 = time.perf_counter(), time.process_time()
-        with located(where, "solver", solver.name), phase(cell.id, f"solving '{solver.name}' (n = {ds.n}, "
-                                                                f"{len(constraints)} constraints)"):
-            result = solver.func(prep.G0, constraints, **extra, **solver_params)
-        seconds, cpu_seconds = time.perf_counter() - t0, time.process_time() - c0
+        kept = None if force else pending_result(cell_dir, cell, prep)
+        if kept is not None:
+            result, seconds, cpu_seconds = kept
+            announce(f"    [{cell.id}] the learned factor of an interrupted run is current ({cell_dir / 'factors.h5'}): "
+                     f"evaluating only")
+        else:
+            t0, c0 = time.perf_counter(), time.process_time()
+            with located(where, "solver", solver.name), phase(cell.id, f"solving '{solver.name}' (n = {ds.n}, "
+                                                                    f"{len(constraints)} constraints)"):
+                result = solver.func(prep.G0, constraints, **extra, **solver_params)
+            seconds, cpu_seconds = time.perf_counter() - t0, time.process_time() - c0
+            factors = None
+            if not (cell_dir / RECORD).exists() and not isinstance(result.path, SpilledPath):
+                # nothing learned is lost: the factor (and its certificate) now, the record after the evaluators
+                factors = factors_image(result, constraints, ds.y, solver=solver.name, config=cell.config,
+                                        seed=cell.seed, seconds=seconds,
+                                        links=share_initial_factor(result, prep.G0, Path(out_dir)),
+                                        kernel_info=prep.kernel_info)
+                write_pending(cell_dir, factors, {
+                    "cell": cell.id, "config": cell.config, "objective": float(result.objective),
+                    "iterations": int(result.iterations), "converged": result.converged,
+                    "certificate": result.certificate, "info": result.info,
+                    "seconds": seconds, "cpu_seconds": cpu_seconds, "inputs": _inputs(ds, constraints),
+                    "provenance": {"code": code_of(prep.bound)}})
+                kept = True
 
         metrics = {}
         heldout = None
@@ -110,12 +131,15 @@ def _run_cell(cell: Cell, out_dir: Path, *, where: str, force: bool, progress: C
                                   f"first. Keep one of the two evaluators in this config.")
             metrics.update(found)
 
-        links = share_initial_factor(result, prep.G0, Path(out_dir))
-        if isinstance(result.path, SpilledPath) and len(result.path):     # keep_path: streamed, disk to disk
-            result.path.save(cell_dir / PATH_FILE)
-            links["path"] = PATH_FILE
-        factors = factors_image(result, constraints, ds.y, solver=solver.name, config=cell.config, seed=cell.seed,
-                                seconds=seconds, links=links, kernel_info=prep.kernel_info)
+        if kept is None:
+            links = share_initial_factor(result, prep.G0, Path(out_dir))
+            if isinstance(result.path, SpilledPath) and len(result.path):     # keep_path: streamed, disk to disk
+                result.path.save(cell_dir / PATH_FILE)
+                links["path"] = PATH_FILE
+            factors = factors_image(result, constraints, ds.y, solver=solver.name, config=cell.config, seed=cell.seed,
+                                    seconds=seconds, links=links, kernel_info=prep.kernel_info)
+        else:
+            factors = None                                  # written when the solver ended (write_pending)
     record = {
         "cell": cell.id, "index": cell.index, "experiment": cell.config["name"],
         "grid": cell.grid_values, "seed": cell.seed,
@@ -126,7 +150,7 @@ def _run_cell(cell: Cell, out_dir: Path, *, where: str, force: bool, progress: C
         "peak_rss_bytes": mem.peak_bytes if mem.reset else None, "metrics": metrics,
         "certificate": result.certificate, "info": result.info, "config": cell.config,
         **({"kernel_info": prep.kernel_info} if prep.kernel_info else {}),
-        **({"inputs": inputs} if (inputs := {**ds.meta.get("inputs", {}), **constraints.files}) else {}),
+        **({"inputs": inputs} if (inputs := _inputs(ds, constraints)) else {}),
         "kernlearn_version": __version__,
         "provenance": {**code_provenance(), "code": code_of(prep.bound), "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(started)),
                        "wall_seconds": time.perf_counter() - wall0, "cpu_seconds": time.process_time() - cpu0,
@@ -144,6 +168,35 @@ def is_current(cell_dir: Path, cell: Cell) -> bool:
         return False
     record = read_record(Path(cell_dir) / RECORD)
     return not changed_inputs(record) and not changed_code(record, bind_cell(cell, "config"))
+
+
+def _inputs(ds, constraints) -> dict:
+    """The input files of a cell (path -> sha256): the dataset's and the constraints'."""
+    return {**ds.meta.get("inputs", {}), **constraints.files}
+
+
+def pending_result(cell_dir: Path, cell: Cell, prep: "Prepared") -> tuple[SolverResult, float, float] | None:
+    """The solver's result kept by an interrupted run (:func:`~kernlearn_cli.records.write_pending`) with its
+    seconds and CPU seconds, when it is current: the same config, the same input files and the same code
+    (:func:`~kernlearn_cli.codehash.changed_code`); else None and the cell is computed again."""
+    from .factors import read_factors
+
+    cell_dir = Path(cell_dir)
+    if (cell_dir / RECORD).exists() or not (cell_dir / PENDING).exists():
+        return None
+    try:
+        kept = json.loads((cell_dir / PENDING).read_text())
+        if (kept.get("cell") != cell.id or kept.get("config") != json.loads(json.dumps(cell.config, default=str))
+                or changed_inputs(kept) or changed_code(kept, bind_cell(cell, "config"))):
+            return None
+        image = read_factors(cell_dir / "factors.h5")
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    arrays = {k: v for k, v in image.items() if k not in ("G", "labels", "constraints", "attrs", "certificate")}
+    result = SolverResult(G=image["G"], objective=kept["objective"], iterations=kept["iterations"],
+                          converged=kept["converged"], info=kept["info"], arrays=arrays)
+    result.certificate = kept["certificate"]
+    return result, kept["seconds"], kept["cpu_seconds"]
 
 
 def heldout_factor(result, prep: "Prepared") -> np.ndarray | None:

@@ -116,8 +116,42 @@ def phase(label: str, text: str):
     token = PHASES.start(label, text)
     try:
         yield
+    except KeyboardInterrupt:
+        PHASES.stopped_in = (label, text.split(" | ")[0])
+        raise
     finally:
         PHASES.end(token)
+
+
+def stopped_stage() -> str:
+    """What was running when Ctrl-C came (:func:`phase`), for the interrupt line: ``; it stopped cell-0 while
+    evaluating 'knn_accuracy' (its learned factor is kept: a rerun evaluates only)``; empty if no phase ran."""
+    where = getattr(PHASES, "stopped_in", None)
+    if where is None:
+        return ""
+    kept = (" (its learned factor is kept: a rerun evaluates only)"
+            if where[1].startswith(("evaluating", "mapping the held-out")) else "")
+    return f"; it stopped cell {where[0]} while {where[1]}{kept}"
+
+
+def phase_step(done: int, total: int, unit: str) -> None:
+    """The running phase has done ``done`` of ``total`` equal steps (``unit``, e.g. ``fold``): its
+    line (:func:`phase`) gains ``fold 3 of 20, about 1m05s left`` (the mean time of the steps done
+    times the steps left) and is said now."""
+    with PHASES.lock:
+        cur = PHASES.current
+        if cur is None:
+            return
+        base = cur[1].split(" | ")[0]
+        elapsed = time.monotonic() - cur[2]
+        left = elapsed / done * (total - done) if done else None
+        cur[1] = f"{base} | {unit} {done} of {total}" + (f", about {clock(left)} left" if left is not None else "")
+        label, text = cur[0], cur[1]
+        due = elapsed >= PHASE_FIRST
+        if due:
+            cur[3] = time.monotonic()
+    if due:
+        PHASES.say(f"    [{label}] {text}, {clock(elapsed)}")
 
 
 def announce(line: str) -> None:
@@ -250,8 +284,9 @@ class RunProgress:
     def interrupted(self) -> str:
         """The line printed on Ctrl-C."""
         return (f"interrupted: {self.name}: {self.run + self.skipped} of {self.total} cells finished ({self.run} in this "
-                f"run), {len(self.failed)} failed, after {clock(time.monotonic() - self.start)}; finished cells are "
-                f"kept, and the same command resumes with the other {self.total - self.run - self.skipped}.")
+                f"run), {len(self.failed)} failed, after {clock(time.monotonic() - self.start)}{stopped_stage()}; "
+                f"finished cells are kept, and the same command resumes with the other "
+                f"{self.total - self.run - self.skipped}.")
 
     # ---- events -----------------------------------------------------------------------------
     def say(self, line: str) -> None:

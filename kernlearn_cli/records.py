@@ -34,13 +34,37 @@ RECORD_KEYS = ("experiment", "cell", "grid", "seed", "solver", "dataset", "const
                "converged", "iterations", "objective", "seconds", "metrics")
 
 
-def write_cell(cell_dir: Path, factors: bytes, record: dict) -> None:
+#: Beside a factors file written before the evaluators ran (:func:`write_pending`): the solver's
+#: result without its factor, so a rerun evaluates only; gone once the record is written.
+PENDING = "evaluation_pending.json"
+
+
+def write_pending(cell_dir: Path, factors: bytes, pending: dict) -> None:
+    """Keep what the solver learned as soon as it ends: the factors file (with its certificate), then
+    :data:`PENDING`, each atomically; the record comes after the evaluators (:func:`write_cell`)."""
+    cell_dir = Path(cell_dir)
+    cell_dir.mkdir(parents=True, exist_ok=True)
+    (cell_dir / PENDING).unlink(missing_ok=True)
+    with atomic_path(cell_dir / FACTORS) as tmp:
+        tmp.write_bytes(factors)
+    with atomic_path(cell_dir / PENDING) as tmp:
+        tmp.write_text(record_text(pending))
+
+
+def write_cell(cell_dir: Path, factors: bytes | None, record: dict) -> None:
     """Write a finished cell: both files complete under temporary names, then renamed, the record last.
 
     A finished cell being rerun (``--force``) keeps its files until the new ones are complete;
-    an earlier ``failed.json`` goes once the cell has finished.
+    an earlier ``failed.json`` goes once the cell has finished.  ``factors`` None: the factors file
+    is there already (:func:`write_pending`) and only the record is written.
     """
     cell_dir = Path(cell_dir)
+    if factors is None:
+        with atomic_path(cell_dir / RECORD) as tmp_r:
+            tmp_r.write_text(record_text(record))
+        (cell_dir / PENDING).unlink(missing_ok=True)
+        (cell_dir / FAILED).unlink(missing_ok=True)
+        return
     with atomic_path(cell_dir / FACTORS, commit=False) as tmp_f, \
             atomic_path(cell_dir / RECORD, commit=False) as tmp_r:
         tmp_f.write_bytes(factors)
@@ -48,6 +72,7 @@ def write_cell(cell_dir: Path, factors: bytes, record: dict) -> None:
         os.replace(tmp_f, cell_dir / FACTORS)
         os.replace(tmp_r, cell_dir / RECORD)
     (cell_dir / FAILED).unlink(missing_ok=True)
+    (cell_dir / PENDING).unlink(missing_ok=True)
 
 
 def write_failure(cell_dir: Path, failure: dict) -> None:
@@ -100,6 +125,8 @@ def cell_state(cell_dir: Path) -> tuple[str, str]:
             except (OSError, ValueError, AttributeError):
                 why = ""
             return "failed", why
+        if fac_path.exists() and (cell_dir / PENDING).exists():
+            return "corrupt", f"evaluation pending: {FACTORS} kept, no {RECORD} (interrupted; a rerun evaluates only)"
         return ("corrupt", f"{FACTORS} without {RECORD} (interrupted)") if fac_path.exists() else ("missing", "")
     try:
         rec = read_record(rec_path)
