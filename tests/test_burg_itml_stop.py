@@ -47,5 +47,5 @@ def test_dual_change_needs_a_finite_slack(problem, settings):
     G0, C = problem
     with pytest.raises(ConfigError, match="solver.stop 'dual_change'.*needs a finite solver.slack"):
         burg(G0, C, stop="dual_change", **settings)
-    with pytest.raises(ConfigError, match=r"stop: expected one of 'certified', 'dual_change', got 'itml'"):
+    with pytest.raises(ConfigError, match=r"stop: expected one of 'certified', 'dual_change', 'gap', got 'itml'"):
         burg(G0, C, slack=1.0, stop="itml")
