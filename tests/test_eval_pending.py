@@ -97,7 +97,9 @@ def test_sigint_during_an_evaluator_keeps_the_factor(tmp_path):
     out = tmp_path / "out"
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([os.getcwd(), os.environ.get("PYTHONPATH", "")])}
     proc = subprocess.Popen([sys.executable, "-m", "kernlearn_cli", "run", str(tmp_path / "c.yaml"), "--out", str(out)],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+                            # a background job inherits SIGINT ignored (CI): Python then installs no handler
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     deadline = time.monotonic() + 300
     while not list(out.glob("*/factors.h5")) and time.monotonic() < deadline and proc.poll() is None:
         time.sleep(0.2)
